@@ -1,0 +1,41 @@
+"""Every path the artifact reads or writes, in one place.
+
+Paths are relative to the repository root (``ROOT``) so that nothing of one machine leaks into
+committed files; the cache lives outside the repository, under ``$SPECDEC_CACHE`` or the user's
+cache directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EXPERIMENTS = ROOT / "experiments"
+CAMPAIGNS = EXPERIMENTS / "campaigns"
+RUNS = EXPERIMENTS / "runs"
+PROMPTS = EXPERIMENTS / "prompts"
+PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
+ANALYSIS = EXPERIMENTS / "analysis"
+SUMMARY = ANALYSIS / "summary.json"
+CLAIMS = EXPERIMENTS / "claims.toml"
+
+TEMPLATES = ROOT / "templates"
+MANUSCRIPT = ROOT / "manuscript"
+BUILD = MANUSCRIPT / "build"
+
+
+def cache_dir() -> Path:
+    """The per-user cache for built binaries and downloaded models (never inside the repo)."""
+    env = os.environ.get("SPECDEC_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "specdec-artifact"
+
+
+def run_dir(run_id: str) -> Path:
+    """Directory of one raw run."""
+    return RUNS / run_id

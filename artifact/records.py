@@ -1,0 +1,212 @@
+"""Typed records and the run-directory format.
+
+A run directory ``experiments/runs/<run>/`` holds:
+
+``config.json``
+    ``{"schema": 1, "run_id", "campaign", "spec": {...RunSpec...}, "spec_sha256",
+    "prompt_set": {"name", "sha256", "n"}, "environment": {...}}``.
+``results.jsonl``
+    one :class:`Result` per completed request, appended and fsynced as it completes.
+``errors.jsonl``
+    one :class:`ErrorRecord` per failed attempt.
+``server.log``
+    the server's own log at ``-lv 4``. The runner writes marker lines of its own into it:
+    ``[specdec-runner] warmup begin (server start N)`` before warm-up requests and
+    ``[specdec-runner] measure begin (server start N)`` after them, so that only the
+    ``draft acceptance`` / ``acc per pos`` lines after a ``measure begin`` belong to records.
+``metrics.json``
+    :class:`RunMetrics`: completion, counts, durations and ``/metrics`` deltas.
+``vram.json``
+    GPU samples, or ``{"gpu_present": false, "reason": ...}``; never invented zeros.
+
+Writing appends one JSON line and fsyncs; reading is tolerant: undecodable bytes and broken
+lines are skipped and counted (:class:`JsonlRead`), never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+MARKER_PREFIX = "[specdec-runner]"
+WARMUP_MARKER = f"{MARKER_PREFIX} warmup begin"
+MEASURE_MARKER = f"{MARKER_PREFIX} measure begin"
+
+CONFIG = "config.json"
+RESULTS = "results.jsonl"
+ERRORS = "errors.jsonl"
+SERVER_LOG = "server.log"
+METRICS = "metrics.json"
+VRAM = "vram.json"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Timings:
+    """The server's own ``timings`` object of a finished ``/completion`` (server clock, ms)."""
+
+    prompt_n: int
+    prompt_ms: float
+    predicted_n: int
+    predicted_ms: float
+    predicted_per_second: float
+    cache_n: int
+    draft_n: int | None = None  # absent from the server's reply when nothing was drafted
+    draft_n_accepted: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """One completed request, as written to ``results.jsonl``.
+
+    Client times are ``time.perf_counter_ns`` intervals in ms; ``sent_unix_s`` is a label only.
+    ``queue_ms`` is time spent in the client waiting for a free stream (not latency);
+    ``event_ms`` holds the arrival of every stream event after the request was sent
+    (events are not tokens: tokens accepted in one verification step arrive back to back).
+    """
+
+    prompt_id: str
+    domain: str
+    prompt_sha256: str
+    repeat: int
+    attempt: int
+    server_start: int
+    sent_unix_s: float
+    queue_ms: float
+    ttft_ms: float | None
+    e2e_ms: float
+    event_ms: list[float]
+    timings: Timings
+    stop_type: str
+    alpha: float | None  # draft_n_accepted / draft_n, None when nothing was drafted
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.prompt_id, self.repeat)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorRecord:
+    """One failed attempt: a failure is data, not a crash."""
+
+    prompt_id: str
+    repeat: int
+    attempt: int
+    server_start: int
+    reason: str  # "http_status" | "stream_error" | "truncated" | "timeout" | "connect" | ...
+    status: int | None
+    detail: str
+    sent_unix_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunMetrics:
+    """``metrics.json``: what the run did, as a whole."""
+
+    complete: bool
+    n_expected: int
+    n_results: int
+    n_errors: int
+    server_starts: int
+    measure_s: float  # wall time of measured segments, model load and warm-up excluded
+    model_load_s: list[float]  # one per server start: spawn until /health is ok
+    warmup_s: list[float]
+    concurrency: int
+    slots: int
+    metrics_delta: dict[str, float] = field(default_factory=dict)
+    accepted_per_pos_delta: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JsonlRead:
+    """Rows of a JSONL file with a count of the lines that could not be read."""
+
+    rows: list[dict[str, Any]]
+    n_bad_lines: int
+
+
+def to_json(obj: Any) -> Any:
+    """Dataclass to plain JSON-able data."""
+    return asdict(obj) if hasattr(obj, "__dataclass_fields__") else obj
+
+
+def append_jsonl(path: Path, obj: Any) -> None:
+    """Append one JSON line and fsync it, so a crash never loses a completed record."""
+    line = json.dumps(to_json(obj), sort_keys=True, separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (temp file + rename), sorted keys, trailing newline."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(to_json(obj), sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_jsonl(path: Path) -> JsonlRead:
+    """Read JSONL tolerantly: missing file is empty; bad bytes or broken lines are counted.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_bytes(b'{"a": 1}\\n{"a": \\xff\\n[1]\\n{"a": 2}\\n')
+    >>> r = read_jsonl(p)
+    >>> [row["a"] for row in r.rows], r.n_bad_lines
+    ([1, 2], 2)
+    """
+    if not path.exists():
+        return JsonlRead([], 0)
+    rows: list[dict[str, Any]] = []
+    bad = 0
+    for raw in path.read_bytes().splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            bad += 1
+            continue
+        if isinstance(obj, dict):
+            rows.append(obj)
+        else:
+            bad += 1
+    return JsonlRead(rows, bad)
+
+
+def result_from_row(row: dict[str, Any]) -> Result:
+    """Typed :class:`Result` from a decoded row (raises KeyError/TypeError when malformed)."""
+    t = row["timings"]
+    timings = Timings(**{k: t.get(k) for k in Timings.__dataclass_fields__})
+    fields = {k: row[k] for k in Result.__dataclass_fields__ if k != "timings"}
+    return Result(timings=timings, **fields)
+
+
+def read_results(run: Path) -> tuple[list[Result], int]:
+    """Results of a run and the number of lines that could not be read as a :class:`Result`."""
+    read = read_jsonl(run / RESULTS)
+    out: list[Result] = []
+    bad = read.n_bad_lines
+    for row in read.rows:
+        try:
+            out.append(result_from_row(row))
+        except (KeyError, TypeError):
+            bad += 1
+    return out, bad
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read a JSON object file (raises ``ValueError`` naming the file when it is not one)."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path.name}: cannot read JSON ({err})") from err
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path.name}: expected a JSON object")
+    return obj
