@@ -1,0 +1,271 @@
+"""Pure statistics for the study: no I/O, no printing, no plotting.
+
+Every function takes arrays (or mappings) and returns numbers or small frozen records. A
+statistic that cannot be computed (empty input, a singular fit) is ``nan``, never 0: the caller
+decides how to report it.
+
+- :func:`summarize` — n, mean, median, p95 of a sample.
+- :func:`t_interval` — Student-t confidence interval of a mean.
+- :func:`bootstrap_mean_ci` — percentile-bootstrap interval of a mean, every resample drawn in one
+  vectorized call (columns of a 2-D sample are resampled jointly, by row).
+- :func:`ols` and :func:`breakeven` — straight-line least squares with its covariance, and the
+  delta-method interval of ``x`` where the line reaches a given ``y``.
+- :func:`matched_ratios` — per-key ratios of two keyed samples (mean, median, ratio of means).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as _sps
+
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "Breakeven",
+    "MatchedRatios",
+    "OlsFit",
+    "Summary",
+    "bootstrap_mean_ci",
+    "breakeven",
+    "matched_ratios",
+    "ols",
+    "summarize",
+    "t_interval",
+]
+
+
+def _as_1d(x: npt.ArrayLike) -> FloatArray:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"expected a 1-D sample, got shape {arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary:
+    """Location summary of one sample (``nan`` where the sample is empty)."""
+
+    n: int
+    mean: float
+    median: float
+    p95: float
+
+
+def summarize(x: npt.ArrayLike) -> Summary:
+    """n, mean, median and 95th percentile (linear interpolation) of a sample.
+
+    >>> s = summarize([1.0, 2.0, 3.0, 4.0])
+    >>> s.n, s.mean, s.median, round(s.p95, 2)
+    (4, 2.5, 2.5, 3.85)
+    >>> math.isnan(summarize([]).mean)
+    True
+    """
+    arr = _as_1d(x)
+    if arr.size == 0:
+        return Summary(n=0, mean=math.nan, median=math.nan, p95=math.nan)
+    return Summary(
+        n=int(arr.size),
+        mean=float(arr.mean()),
+        median=float(np.median(arr)),
+        p95=float(np.percentile(arr, 95.0)),
+    )
+
+
+def t_interval(x: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Student-t confidence interval of the mean (``nan`` when n < 2).
+
+    >>> lo, hi = t_interval([1.0, 2.0, 3.0])   # mean 2, s 1, t(0.975, 2) = 4.3027
+    >>> round(lo, 4), round(hi, 4)
+    (-0.4841, 4.4841)
+    """
+    arr = _as_1d(x)
+    n = arr.size
+    if n < 2:
+        return (math.nan, math.nan)
+    mean = float(arr.mean())
+    half = float(_sps.t.ppf(0.5 + confidence / 2.0, n - 1)) * float(arr.std(ddof=1)) / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def bootstrap_mean_ci(
+    x: npt.ArrayLike,
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> tuple[FloatArray, FloatArray]:
+    """Percentile-bootstrap interval of the mean, all resamples drawn in one call.
+
+    ``x`` is 1-D (one sample) or 2-D ``(n_obs, n_vars)``: rows are resampled jointly, so each
+    column gets the bootstrap interval of its own mean (columns may hold ``nan`` for missing
+    values; a resample's mean then skips them). Returns ``(low, high)`` arrays of shape
+    ``(n_vars,)`` (``(1,)`` for a 1-D sample); ``nan`` where a column has no values.
+
+    >>> rng = np.random.default_rng(0)
+    >>> lo, hi = bootstrap_mean_ci([2.0, 2.0, 2.0], rng=rng)
+    >>> float(lo[0]), float(hi[0])
+    (2.0, 2.0)
+    >>> lo, hi = bootstrap_mean_ci(np.arange(10.0), rng=np.random.default_rng(1))
+    >>> bool(lo[0] < 4.5 < hi[0])
+    True
+    """
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"expected a 1-D or 2-D sample, got shape {arr.shape}")
+    n, k = arr.shape
+    nan_out = np.full(k, math.nan)
+    if n == 0 or n_resamples < 1:
+        return nan_out, nan_out.copy()
+    idx = rng.integers(0, n, size=(n_resamples, n))  # the one draw: every resample at once
+    resampled = arr[idx]  # (n_resamples, n, k)
+    if np.isnan(arr).any():
+        present = ~np.isnan(resampled)
+        counts = present.sum(axis=1)
+        sums = np.where(present, resampled, 0.0).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts  # nan where a resample drew no value of a column
+    else:
+        means = resampled.mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low = np.full(k, math.nan)
+    high = np.full(k, math.nan)
+    for j in range(k):  # a loop over columns (a handful), never over resamples
+        col = means[:, j]
+        col = col[~np.isnan(col)]
+        if col.size:
+            low[j], high[j] = np.quantile(col, [alpha, 1.0 - alpha])
+    return low, high
+
+
+@dataclass(frozen=True, kw_only=True)
+class OlsFit:
+    """``y = a + beta * x`` by least squares; ``cov`` is the 2-by-2 covariance of ``(a, beta)``."""
+
+    n: int
+    a: float
+    beta: float
+    cov: tuple[tuple[float, float], tuple[float, float]]
+    r2: float
+    df: int  # residual degrees of freedom, n - 2
+
+
+_NAN_COV = ((math.nan, math.nan), (math.nan, math.nan))
+
+
+def ols(x: npt.ArrayLike, y: npt.ArrayLike) -> OlsFit:
+    """Straight-line ordinary least squares with the classical covariance of the coefficients.
+
+    ``nan`` coefficients when n < 2 or ``x`` is constant; ``nan`` covariance when n < 3.
+
+    >>> f = ols([0.0, 1.0, 2.0, 3.0], [1.0, 3.0, 5.0, 7.5])
+    >>> round(f.a, 4), round(f.beta, 4), round(f.r2, 4)   # 1 - 0.075 / 23.1875
+    (0.9, 2.15, 0.9968)
+    >>> round(f.cov[1][1], 6)     # s^2 / Sxx = (SSE 0.075 / 2) / 5
+    0.0075
+    """
+    xa, ya = _as_1d(x), _as_1d(y)
+    if xa.size != ya.size:
+        raise ValueError(f"x and y differ in length ({xa.size} vs {ya.size})")
+    n = int(xa.size)
+    if n < 2:
+        return OlsFit(n=n, a=math.nan, beta=math.nan, cov=_NAN_COV, r2=math.nan, df=n - 2)
+    xm, ym = float(xa.mean()), float(ya.mean())
+    dx, dy = xa - xm, ya - ym
+    sxx = float(dx @ dx)
+    if sxx <= 0.0 or not math.isfinite(sxx):
+        return OlsFit(n=n, a=math.nan, beta=math.nan, cov=_NAN_COV, r2=math.nan, df=n - 2)
+    beta = float(dx @ dy) / sxx
+    a = ym - beta * xm
+    resid = ya - (a + beta * xa)
+    sse = float(resid @ resid)
+    syy = float(dy @ dy)
+    r2 = 1.0 - sse / syy if syy > 0.0 else math.nan
+    if n < 3:
+        return OlsFit(n=n, a=a, beta=beta, cov=_NAN_COV, r2=r2, df=n - 2)
+    s2 = sse / (n - 2)
+    var_beta = s2 / sxx
+    var_a = s2 * (1.0 / n + xm * xm / sxx)
+    cov_ab = -xm * s2 / sxx
+    return OlsFit(n=n, a=a, beta=beta, cov=((var_a, cov_ab), (cov_ab, var_beta)), r2=r2, df=n - 2)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Breakeven:
+    """``x`` where a fitted line reaches ``y0``, with its delta-method interval."""
+
+    x: float
+    se: float
+    low: float
+    high: float
+
+
+def breakeven(fit: OlsFit, y0: float, *, confidence: float = 0.95) -> Breakeven:
+    """Solve ``y0 = a + beta * x`` for ``x`` with a delta-method interval.
+
+    ``x = (y0 - a) / beta``; its gradient in ``(a, beta)`` is ``(-1/beta, -x/beta)``, so
+    ``var(x) = g' C g`` with ``C`` the OLS covariance. ``y0`` is taken as known (its own
+    sampling error is not propagated). The interval is ``x ± t(df) * se`` with the fit's
+    residual degrees of freedom.
+
+    >>> f = OlsFit(n=12, a=20.0, beta=40.0, cov=((4.0, -5.0), (-5.0, 9.0)), r2=0.9, df=10)
+    >>> b = breakeven(f, 50.0)     # x = 0.75; g = (-0.025, -0.01875)
+    >>> round(b.x, 6), round(b.se, 6)   # var = 0.0025 - 0.0046875 + 0.0031640625 = 0.03125**2
+    (0.75, 0.03125)
+    """
+    a, beta = fit.a, fit.beta
+    if not (math.isfinite(a) and math.isfinite(beta)) or beta == 0.0:
+        return Breakeven(x=math.nan, se=math.nan, low=math.nan, high=math.nan)
+    x = (y0 - a) / beta
+    g0, g1 = -1.0 / beta, -x / beta
+    (caa, cab), (_, cbb) = fit.cov
+    var = g0 * g0 * caa + 2.0 * g0 * g1 * cab + g1 * g1 * cbb
+    if fit.df < 1 or not math.isfinite(var) or var < 0.0:
+        return Breakeven(x=x, se=math.nan, low=math.nan, high=math.nan)
+    se = math.sqrt(var)
+    half = float(_sps.t.ppf(0.5 + confidence / 2.0, fit.df)) * se
+    return Breakeven(x=x, se=se, low=x - half, high=x + half)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatchedRatios:
+    """Ratios ``num[k] / den[k]`` over the keys both samples share."""
+
+    n_matched: int
+    mean_ratio: float
+    median_ratio: float
+    ratio_of_means: float
+
+
+def matched_ratios(
+    num: Mapping[Hashable, float], den: Mapping[Hashable, float]
+) -> MatchedRatios:
+    """Per-key ratios over shared keys: their mean and median, and mean(num) / mean(den).
+
+    Keys are visited in sorted order (by ``repr``), so the result does not depend on the order
+    the mappings were built in. Keys whose denominator is not positive are dropped.
+
+    >>> r = matched_ratios({"a": 2.0, "b": 6.0, "c": 1.0}, {"a": 1.0, "b": 2.0})
+    >>> r.n_matched, r.mean_ratio, r.median_ratio, r.ratio_of_means
+    (2, 2.5, 2.5, 2.6666666666666665)
+    """
+    keys = sorted((k for k in num.keys() & den.keys() if den[k] > 0.0), key=repr)
+    if not keys:
+        return MatchedRatios(
+            n_matched=0, mean_ratio=math.nan, median_ratio=math.nan, ratio_of_means=math.nan
+        )
+    n = np.array([num[k] for k in keys], dtype=np.float64)
+    d = np.array([den[k] for k in keys], dtype=np.float64)
+    r = n / d
+    return MatchedRatios(
+        n_matched=len(keys),
+        mean_ratio=float(r.mean()),
+        median_ratio=float(np.median(r)),
+        ratio_of_means=float(n.mean() / d.mean()),
+    )
