@@ -1,0 +1,192 @@
+"""Read ``summary.json`` (schema version 1) into the small views the renderers need.
+
+Nothing here computes a statistic: it selects, orders and labels what the analysis wrote.
+
+Exceptions::
+
+    RenderError            a configuration or input mistake; one clear line
+    └── SummaryError       summary.json is missing, unreadable or off-schema (names file, field)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+DOMAIN_ORDER = ("code", "chat", "math")
+DRAFTER_ORDER = (
+    "none", "draft-simple", "ngram-simple", "ngram-mod", "ngram-map-k", "ngram-map-k4v",
+    "ngram-cache",
+)
+REQUIRED = ("schema_version", "environment", "runs", "final", "speedup", "positions",
+            "breakeven", "warnings")
+
+Json = dict[str, Any]
+
+
+class RenderError(Exception):
+    """A mistake in the renderer's inputs, reported in one line."""
+
+
+class SummaryError(RenderError):
+    """``summary.json`` is missing, unreadable or does not follow the schema."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """One run's configuration, as the tables and figures label it."""
+
+    run_id: str
+    family: str
+    label: str
+    target: str
+    target_quant: str
+    drafter: str
+    draft_model: str | None
+    draft_quant: str | None
+    k: int | None
+    ctx_size: int
+
+    @property
+    def uses_draft_model(self) -> bool:
+        return self.draft_model is not None
+
+    @property
+    def drafter_key(self) -> str:
+        """The drafter configuration without the target, e.g. ``draft-simple Q2_K k=4``.
+
+        >>> Config(run_id="r", family="final", label="x", target="t", target_quant="Q4_1",
+        ...        drafter="draft-simple", draft_model="t", draft_quant="Q2_K", k=4,
+        ...        ctx_size=4096).drafter_key
+        'draft-simple Q2_K k=4'
+        """
+        parts = [self.drafter]
+        if self.draft_quant:
+            parts.append(self.draft_quant)
+        if self.k is not None:
+            parts.append(f"k={self.k}")
+        return " ".join(parts)
+
+    def sort_key(self) -> tuple[Any, ...]:
+        rank = DRAFTER_ORDER.index(self.drafter) if self.drafter in DRAFTER_ORDER else 99
+        return (self.target_quant, rank, self.drafter, self.draft_quant or "",
+                -1 if self.k is None else self.k, self.run_id)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A loaded summary: the raw JSON plus ordered views of its runs."""
+
+    raw: Json
+    configs: Mapping[str, Config]
+    source: str = "summary.json"
+
+    def ordered(self, ids: Iterable[str]) -> list[str]:
+        """Run ids in the study's order: target quant, drafter, draft quant, k."""
+        return sorted(ids, key=lambda r: self.configs[r].sort_key())
+
+    @property
+    def final_ids(self) -> list[str]:
+        return self.ordered(self.raw["final"])
+
+    @property
+    def speedup_ids(self) -> list[str]:
+        return self.ordered(self.raw["speedup"])
+
+    @property
+    def curve_ids(self) -> list[str]:
+        return self.ordered(r for r, p in self.raw["positions"].items() if p.get("all"))
+
+    @property
+    def breakeven_ids(self) -> list[str]:
+        return self.ordered(self.raw["breakeven"])
+
+    @property
+    def domains(self) -> list[str]:
+        """Domains present anywhere in the results, known ones first."""
+        seen: set[str] = set()
+        for section in ("final", "speedup", "breakeven"):
+            for entry in self.raw[section].values():
+                seen.update(entry.get("by_domain", {}))
+        for entry in self.raw["positions"].values():
+            seen.update(entry.get("by_domain", {}))
+        known = [d for d in DOMAIN_ORDER if d in seen]
+        return known + sorted(seen - set(DOMAIN_ORDER))
+
+
+def _config(run_id: str, run: Mapping[str, Any], source: str) -> Config:
+    try:
+        return Config(
+            run_id=run_id, family=str(run["family"]), label=str(run["label"]),
+            target=str(run["target"]), target_quant=str(run["target_quant"]),
+            drafter=str(run["drafter"]), draft_model=run.get("draft_model"),
+            draft_quant=run.get("draft_quant"), k=run.get("k"), ctx_size=int(run["ctx_size"]),
+        )
+    except KeyError as err:
+        raise SummaryError(f"{source}: field 'runs.{run_id}.{err.args[0]}': missing") from err
+
+
+def from_json(raw: Json, source: str = "summary.json") -> Summary:
+    """Validate the top level and the run table of a parsed summary."""
+    for key in REQUIRED:
+        if key not in raw:
+            raise SummaryError(f"{source}: field '{key}': missing")
+    if raw["schema_version"] != SCHEMA_VERSION:
+        raise SummaryError(
+            f"{source}: field 'schema_version': {raw['schema_version']!r}, "
+            f"this renderer reads {SCHEMA_VERSION}"
+        )
+    configs = {r: _config(r, run, source) for r, run in raw["runs"].items()}
+    for section in ("final", "speedup", "positions", "breakeven"):
+        for run_id in raw[section]:
+            if run_id not in configs:
+                raise SummaryError(f"{source}: field '{section}.{run_id}': run not in 'runs'")
+    return Summary(raw, configs, source)
+
+
+def load(path: Path) -> Summary:
+    """Read and validate ``summary.json``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SummaryError(f"{path}: cannot read ({err.strerror})") from err
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SummaryError(f"{path}: not JSON (line {err.lineno}: {err.msg})") from err
+    if not isinstance(raw, dict):
+        raise SummaryError(f"{path}: top level is not an object")
+    return from_json(raw, str(path))
+
+
+def lookup(data: Any, dotted: str) -> Any:
+    """Follow a dotted path (``speedup.run.overall.mean_ratio``) into nested mappings/lists.
+
+    Run ids may contain dots, so at each level the longest key that matches wins.
+
+    >>> lookup({"a": {"b.c": [1, {"d": 2}]}}, "a.b.c.1.d")
+    2
+    """
+    parts = dotted.split(".")
+    i = 0
+    cur = data
+    while i < len(parts):
+        if isinstance(cur, list):
+            cur = cur[int(parts[i])]
+            i += 1
+            continue
+        if not isinstance(cur, Mapping):
+            raise KeyError(".".join(parts[:i]))
+        for j in range(len(parts), i, -1):
+            key = ".".join(parts[i:j])
+            if key in cur:
+                cur = cur[key]
+                i = j
+                break
+        else:
+            raise KeyError(".".join(parts[: i + 1]))
+    return cur

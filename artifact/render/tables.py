@@ -1,0 +1,113 @@
+"""Tables from ``summary.json``: one Jinja template per table and format.
+
+``templates/tables/<name>.md.j2`` (pandoc pipe table with its caption) and
+``templates/tables/<name>.tex.j2`` (booktabs ``table`` float) are rendered with the same context,
+built here from the summary; every printed string is escaped for its format
+(:mod:`artifact.render.text`). Output: ``<out>/<name>.md`` and ``<out>/<name>.tex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from artifact.render.model import Summary, load
+from artifact.render.text import environment
+
+FORMATS = ("md", "tex")
+
+
+def _speedup(s: Summary) -> dict[str, Any]:
+    rows = []
+    for r in s.speedup_ids:
+        sp = s.raw["speedup"][r]
+        base = sp["baseline_run"]
+        rows.append({
+            "run": r, "label": s.configs[r].label, "drafter": s.configs[r].drafter_key,
+            "quant": s.configs[r].target_quant,
+            "baseline": s.configs[base].label if base in s.configs else base,
+            "overall": sp["overall"], "by_domain": sp.get("by_domain", {}),
+        })
+    return {"rows": rows, "domains": s.domains}
+
+
+def _acceptance(s: Summary) -> dict[str, Any]:
+    rows = [
+        {"run": r, "label": s.configs[r].label, "overall": s.raw["final"][r]["overall"],
+         "by_domain": s.raw["final"][r].get("by_domain", {})}
+        for r in s.final_ids if s.configs[r].drafter != "none"
+    ]
+    return {"rows": rows, "domains": s.domains}
+
+
+def _quant(s: Summary) -> dict[str, Any]:
+    quants = sorted({s.configs[r].target_quant for r in s.final_ids})
+    keys: list[str] = []
+    cells: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in s.final_ids:
+        c = s.configs[r]
+        if c.drafter_key not in cells:
+            keys.append(c.drafter_key)
+            cells[c.drafter_key] = {}
+        sp = s.raw["speedup"].get(r)
+        cells[c.drafter_key][c.target_quant] = {
+            "tok": s.raw["final"][r]["overall"]["tok_per_s"]["mean"],
+            "speedup": sp["overall"]["mean_ratio"] if sp else None,
+            "baseline": c.drafter == "none",
+        }
+    rows = [{"drafter": k, "cells": cells[k]} for k in keys]
+    return {"rows": rows, "quants": quants}
+
+
+def _hardware(s: Summary) -> dict[str, Any]:
+    rows = [
+        {"run": r, "label": s.configs[r].label, "quant": s.configs[r].target_quant,
+         "stats": s.raw["final"][r]["overall"]}
+        for r in s.final_ids
+    ]
+    return {"rows": rows, "gpu": s.raw["environment"].get("gpu")}
+
+
+def _breakeven(s: Summary) -> dict[str, Any]:
+    rows = []
+    for r in s.breakeven_ids:
+        be = s.raw["breakeven"][r]
+        base = be["baseline_run"]
+        rows.append({
+            "run": r, "label": s.configs[r].label, "k": be["k"], "drafter": be["drafter"],
+            "baseline": base, "ctx": be["ctx_size"], "n_matched": be["n_matched"],
+            "baseline_tok": be["baseline_tok_per_s"], "pooled": be["pooled"],
+            "by_domain": be.get("by_domain", {}),
+        })
+    return {"rows": rows, "domains": s.domains}
+
+
+CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
+    "speedup": _speedup,
+    "acceptance": _acceptance,
+    "quant": _quant,
+    "hardware": _hardware,
+    "breakeven": _breakeven,
+}
+NAMES = tuple(CONTEXTS)
+
+
+def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
+    """One table in one format (``md`` or ``tex``) as text."""
+    env = environment(fmt, jinja2.FileSystemLoader(templates / "tables"))
+    return env.get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
+
+
+def write(summary_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
+    """Render one table in every format into ``out_dir``; returns the files written."""
+    summary = load(summary_path)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in FORMATS:
+        path = out_dir / f"{name}.{fmt}"
+        path.write_text(render(summary, name, fmt, templates), encoding="utf-8")
+        written.append(path)
+    return written
