@@ -1,0 +1,34 @@
+"""``python -m artifact.analysis [--runs DIR] [--out FILE]``: write summary.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from artifact import paths
+from artifact.analysis.runs import AnalysisError
+from artifact.analysis.summary import write_summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m artifact.analysis", description="Raw runs to summary.json."
+    )
+    parser.add_argument("--runs", type=Path, default=paths.RUNS, help="runs directory")
+    parser.add_argument("--out", type=Path, default=paths.SUMMARY, help="summary.json to write")
+    args = parser.parse_args(argv)
+    try:
+        summary = write_summary(args.runs, args.out)
+    except AnalysisError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    n_warn = len(summary["warnings"])
+    print(f"wrote {args.out}: {len(summary['runs'])} run(s), {n_warn} warning(s)")
+    for w in summary["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

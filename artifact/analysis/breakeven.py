@@ -1,0 +1,191 @@
+"""Break-even acceptance of the ksweep runs: the alpha at which drafting pays for itself.
+
+Per ksweep run (pooled and per domain), OLS of tok/s on alpha over per-prompt observations
+(a prompt's records averaged), ``tok/s = a + beta * alpha``; the break-even acceptance is where
+the line meets the baseline's mean tok/s, ``alpha_be = (baseline - a) / beta``, with a
+delta-method interval from the covariance of ``(a, beta)``.
+
+The baseline is the one run of family ``baseline`` with drafter ``none`` whose protocol
+matches: target, target_quant, ctx_size, prompt_set_sha256, n_predict and sampling. Its mean
+is taken over the prompt ids it shares with the ksweep run (per-prompt means, averaged).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from artifact import records, stats
+from artifact.analysis.runs import Run, RunDescription
+
+PROTOCOL_FIELDS = (
+    "target",
+    "target_quant",
+    "ctx_size",
+    "prompt_set_sha256",
+    "n_predict",
+    "sampling",
+)
+MIN_POINTS = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fit:
+    """The ``Fit`` object of ``summary.json``."""
+
+    n: int
+    status: str  # "ok" | "too_few_points" | "no_baseline" | "ambiguous_baseline" | "degenerate"
+    baseline_tok_per_s: float | None
+    a: float | None
+    beta: float | None
+    r2: float | None
+    alpha_be: float | None
+    alpha_be_ci_low: float | None
+    alpha_be_ci_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BreakevenResult:
+    baseline_run: str | None
+    baseline_tok_per_s: float | None
+    n_matched: int
+    ctx_size: int
+    k: int | None
+    drafter: str
+    pooled: Fit
+    by_domain: dict[str, Fit]
+
+
+def protocol_diff(a: RunDescription, b: RunDescription) -> list[str]:
+    """Names of the protocol fields where two runs differ."""
+    return [f for f in PROTOCOL_FIELDS if getattr(a, f) != getattr(b, f)]
+
+
+def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, str, str | None]:
+    """``(baseline, status, problem)``: the matching baseline run, or why there is none."""
+    cands = [r for r in runs if r.desc.family == "baseline" and r.desc.drafter == "none"]
+    where = f"run {run.desc.run_id}: breakeven"
+    match = [r for r in cands if not protocol_diff(run.desc, r.desc)]
+    if len(match) == 1:
+        return match[0], "ok", None
+    if len(match) > 1:
+        names = " and ".join(r.desc.run_id for r in match)
+        return None, "ambiguous_baseline", f"{where}: two matching baselines ({names}); no fit"
+    if not cands:
+        return None, "no_baseline", f"{where}: no baseline run (family baseline, drafter none)"
+    nearest = min(cands, key=lambda r: (len(protocol_diff(run.desc, r.desc)), r.desc.run_id))
+    diffs = "; ".join(
+        f"{f} {getattr(nearest.desc, f)!r} vs {getattr(run.desc, f)!r}"
+        for f in protocol_diff(run.desc, nearest.desc)
+    )
+    return None, "no_baseline", (
+        f"{where}: no matching baseline; nearest {nearest.desc.run_id} differs in {diffs}"
+    )
+
+
+def per_prompt(recs: Sequence[records.Result], *, drafted: bool) -> dict[str, tuple[float, float]]:
+    """Per prompt id: (mean alpha, mean tok/s); with ``drafted`` only records with an alpha."""
+    acc: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in recs:
+        if drafted and r.alpha is None:
+            continue
+        acc[r.prompt_id].append(
+            (r.alpha if r.alpha is not None else math.nan, r.timings.predicted_per_second)
+        )
+    return {
+        p: (math.fsum(a for a, _ in v) / len(v), math.fsum(t for _, t in v) / len(v))
+        for p, v in acc.items()
+    }
+
+
+def _null_fit(n: int, status: str, base: float | None = None) -> Fit:
+    return Fit(
+        n=n,
+        status=status,
+        baseline_tok_per_s=base,
+        a=None,
+        beta=None,
+        r2=None,
+        alpha_be=None,
+        alpha_be_ci_low=None,
+        alpha_be_ci_high=None,
+    )
+
+
+def fit(
+    points: Mapping[str, tuple[float, float]],
+    baseline: Mapping[str, float] | None,
+    *,
+    status: str = "ok",
+) -> Fit:
+    """Fit one group's per-prompt points against the baseline's per-prompt tok/s.
+
+    ``status`` other than ``"ok"`` (no usable baseline) gives no fit.
+    """
+    keys = sorted(points)
+    n = len(keys)
+    if status != "ok" or baseline is None:
+        return _null_fit(n, status if status != "ok" else "no_baseline")
+    shared = [p for p in keys if p in baseline]
+    base = math.fsum(baseline[p] for p in shared) / len(shared) if shared else math.nan
+    if n < MIN_POINTS:
+        return _null_fit(n, "too_few_points", base)
+    x = np.array([points[p][0] for p in keys])
+    y = np.array([points[p][1] for p in keys])
+    f = stats.ols(x, y)
+    if not (math.isfinite(f.a) and math.isfinite(f.beta)) or f.beta == 0.0:
+        return _null_fit(n, "degenerate", base)
+    be = stats.breakeven(f, base) if shared else None
+    return Fit(
+        n=n,
+        status="ok",
+        baseline_tok_per_s=base,
+        a=f.a,
+        beta=f.beta,
+        r2=f.r2,
+        alpha_be=be.x if be else math.nan,
+        alpha_be_ci_low=be.low if be else math.nan,
+        alpha_be_ci_high=be.high if be else math.nan,
+    )
+
+
+def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenResult, list[str]]:
+    """Break-even fits of one ksweep run (pooled and per domain) and its warnings."""
+    base_run, status, problem = find_baseline(run, runs)
+    warnings = [problem] if problem else []
+    recs = run.included
+    points = per_prompt(recs, drafted=True)
+    base_pp = (
+        {p: t for p, (_, t) in per_prompt(base_run.included, drafted=False).items()}
+        if base_run
+        else None
+    )
+    domain_of = {r.prompt_id: r.domain for r in recs}
+    pooled = fit(points, base_pp, status=status)
+    by_domain = {
+        d: fit({p: v for p, v in points.items() if domain_of[p] == d}, base_pp, status=status)
+        for d in sorted(set(domain_of.values()))
+    }
+    n_matched = len(set(points) & set(base_pp)) if base_pp is not None else 0
+    if base_pp is not None and n_matched == 0:
+        warnings.append(
+            f"run {run.desc.run_id}: breakeven: baseline {base_run.desc.run_id if base_run else ''}"
+            " shares no prompt id; no break-even"
+        )
+    return (
+        BreakevenResult(
+            baseline_run=base_run.desc.run_id if base_run else None,
+            baseline_tok_per_s=pooled.baseline_tok_per_s,
+            n_matched=n_matched,
+            ctx_size=run.desc.ctx_size,
+            k=run.desc.k,
+            drafter=run.desc.drafter,
+            pooled=pooled,
+            by_domain=by_domain,
+        ),
+        warnings,
+    )

@@ -1,0 +1,222 @@
+"""Per-configuration statistics of the final runs, and speedups against their no-draft run."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from artifact import records, stats
+from artifact.analysis.logs import LogEntry
+from artifact.analysis.runs import Run
+
+
+@dataclass(frozen=True, kw_only=True)
+class Location:
+    mean: float | None
+    median: float | None
+    p95: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigStats:
+    """The ``Stats`` object of ``summary.json`` (``None`` = not applicable or not measured)."""
+
+    n: int
+    tok_per_s: Location
+    alpha: Location | None  # None for a run without a drafter
+    tau_mean: float | None
+    ttft_ms: Location
+    peak_gpu_mem_mib: float | None
+    peak_power_w: float | None
+    duration_s: float | None
+    n_errors: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Speedup:
+    n_matched: int
+    mean_ratio: float
+    median_ratio: float
+    ratio_of_means: float
+
+
+def _loc(values: Sequence[float], *, p95: bool) -> Location:
+    s = stats.summarize(np.asarray(values, dtype=np.float64))
+    return Location(mean=s.mean, median=s.median, p95=s.p95 if p95 else None)
+
+
+def gpu_peaks(vram: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    """Peak memory (MiB) and power (W) from ``vram.json``; ``None`` when no GPU was measured.
+
+    >>> gpu_peaks({"gpu_present": True, "samples": [
+    ...     {"t_s": 0, "mem_used_mib": 10, "power_w": 50}, {"t_s": 1, "mem_used_mib": 12,
+    ...     "power_w": None}]})
+    (12.0, 50.0)
+    >>> gpu_peaks({"gpu_present": False, "reason": "no nvidia-smi"})
+    (None, None)
+    """
+    if not vram or not vram.get("gpu_present"):
+        return (None, None)
+    samples = vram.get("samples") or []
+
+    def peak(key: str) -> float | None:
+        vals = [
+            float(s[key])
+            for s in samples
+            if isinstance(s, Mapping) and isinstance(s.get(key), int | float)
+        ]
+        return max(vals) if vals else None
+
+    return (peak("mem_used_mib"), peak("power_w"))
+
+
+def _stats(
+    recs: Sequence[records.Result],
+    entries: Sequence[LogEntry | None],
+    *,
+    drafted: bool,
+    tau_ok: bool,
+    n_errors: int,
+    peaks: tuple[float | None, float | None],
+    duration_s: float | None,
+) -> ConfigStats:
+    tau: float | None = None
+    if drafted and tau_ok:
+        lens = [e.mean_len for e in entries if e is not None and e.mean_len is not None]
+        tau = float(np.mean(lens)) if lens else math.nan
+    alphas = [r.alpha for r in recs if r.alpha is not None]
+    return ConfigStats(
+        n=len(recs),
+        tok_per_s=_loc([r.timings.predicted_per_second for r in recs], p95=True),
+        alpha=_loc(alphas, p95=False) if drafted else None,
+        tau_mean=tau,
+        ttft_ms=_loc([r.ttft_ms for r in recs if r.ttft_ms is not None], p95=True),
+        peak_gpu_mem_mib=peaks[0],
+        peak_power_w=peaks[1],
+        duration_s=duration_s,
+        n_errors=n_errors,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalStats:
+    overall: ConfigStats
+    by_domain: dict[str, ConfigStats]
+
+
+def final_stats(run: Run, entry_of: Sequence[LogEntry | None], *, pairing_ok: bool) -> FinalStats:
+    """Stats of one run, overall and per domain, over its non-spurious records.
+
+    GPU peaks and duration are run-level: they appear in ``overall`` and are ``None`` per
+    domain. A domain's errors are those of prompts whose domain a record shows.
+    """
+    keep = [i for i, bad in enumerate(run.spurious) if not bad]
+    drafted = run.desc.drafter != "none"
+    measure = (run.metrics or {}).get("measure_s")
+    duration = float(measure) if isinstance(measure, int | float) else math.nan
+    domain_of = {r.prompt_id: r.domain for r in run.records}
+    errors_by_domain: dict[str, int] = defaultdict(int)
+    for e in run.errors:
+        d = domain_of.get(str(e.get("prompt_id")))
+        if d is not None:
+            errors_by_domain[d] += 1
+    overall = _stats(
+        [run.records[i] for i in keep],
+        [entry_of[i] for i in keep],
+        drafted=drafted,
+        tau_ok=pairing_ok,
+        n_errors=len(run.errors),
+        peaks=gpu_peaks(run.vram),
+        duration_s=duration,
+    )
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i in keep:
+        groups[run.records[i].domain].append(i)
+    by_domain = {
+        d: _stats(
+            [run.records[i] for i in idx],
+            [entry_of[i] for i in idx],
+            drafted=drafted,
+            tau_ok=pairing_ok,
+            n_errors=errors_by_domain.get(d, 0),
+            peaks=(None, None),
+            duration_s=None,
+        )
+        for d, idx in sorted(groups.items())
+    }
+    return FinalStats(overall=overall, by_domain=by_domain)
+
+
+def per_key_rate(recs: Sequence[records.Result]) -> dict[tuple[str, int], float]:
+    """Mean tok/s per ``(prompt_id, repeat)`` (duplicates of a key are averaged)."""
+    acc: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for r in recs:
+        acc[r.key].append(r.timings.predicted_per_second)
+    return {k: math.fsum(v) / len(v) for k, v in acc.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeedupResult:
+    baseline_run: str
+    overall: Speedup
+    by_domain: dict[str, Speedup]
+
+
+def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Speedup:
+    m = stats.matched_ratios(num, den)
+    return Speedup(
+        n_matched=m.n_matched,
+        mean_ratio=m.mean_ratio,
+        median_ratio=m.median_ratio,
+        ratio_of_means=m.ratio_of_means,
+    )
+
+
+def speedup(run: Run, baseline: Run) -> SpeedupResult:
+    """tok/s of ``run`` over ``baseline``, matched per ``(prompt_id, repeat)``."""
+    recs = run.included
+    base = per_key_rate(baseline.included)
+    overall = _speedup(per_key_rate(recs), base)
+    by_domain = {
+        d: _speedup(per_key_rate([r for r in recs if r.domain == d]), base)
+        for d in sorted({r.domain for r in recs})
+    }
+    return SpeedupResult(baseline_run=baseline.desc.run_id, overall=overall, by_domain=by_domain)
+
+
+def speedup_baseline(run: Run, finals: Sequence[Run]) -> tuple[Run | None, str | None]:
+    """The final no-draft run of the same target and quantization, or a one-line problem."""
+    cands = [
+        b
+        for b in finals
+        if b.desc.drafter == "none"
+        and b.desc.target == run.desc.target
+        and b.desc.target_quant == run.desc.target_quant
+    ]
+    if len(cands) > 1:  # narrow by protocol before calling it ambiguous
+        same = [
+            b
+            for b in cands
+            if (b.desc.prompt_set_sha256, b.desc.n_predict, b.desc.sampling, b.desc.ctx_size)
+            == (
+                run.desc.prompt_set_sha256,
+                run.desc.n_predict,
+                run.desc.sampling,
+                run.desc.ctx_size,
+            )
+        ]
+        cands = same or cands
+    where = f"run {run.desc.run_id}: speedup"
+    if not cands:
+        return None, (
+            f"{where}: no final no-draft run of {run.desc.target} {run.desc.target_quant}; skipped"
+        )
+    if len(cands) > 1:
+        names = ", ".join(b.desc.run_id for b in cands)
+        return None, f"{where}: several final no-draft baselines ({names}); skipped"
+    return cands[0], None

@@ -1,0 +1,307 @@
+"""Loading run directories into typed, analysable runs.
+
+``config.json`` is normalized into a frozen :class:`RunDescription`; a missing or mistyped field
+or an unknown drafter is a :class:`ConfigError` whose message is one line naming the run and the
+field. Everything else a run holds is data: unreadable result lines are counted, failed attempts
+counted, records with spurious server timings excluded (and counted), the server log parsed.
+
+Exceptions::
+
+    AnalysisError (ValueError)
+     └── ConfigError        a run's config.json cannot be used; the run is skipped
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from artifact import records
+from artifact.analysis.logs import LogEntry, parse_server_log
+from artifact.records import Result, Timings
+
+# The drafters llama-server's ``--spec-type`` takes (plus "none"); mirrors artifact.spec,
+# which the analysis does not import (it reads only what a run directory recorded).
+DRAFTERS = frozenset(
+    {
+        "none",
+        "draft-simple",
+        "draft-eagle3",
+        "draft-mtp",
+        "draft-dflash",
+        "draft-dspark",
+        "ngram-simple",
+        "ngram-map-k",
+        "ngram-map-k4v",
+        "ngram-mod",
+        "ngram-cache",
+    }
+)
+
+# A record whose server timings say this is not a measured decoding rate: with one generated
+# token the server reports predicted_ms 0 and predicted_per_second 1e6 (docs MEASUREMENT.md).
+SPURIOUS_TOK_PER_S = 1e5
+
+
+class AnalysisError(ValueError):
+    """Base of the analysis errors; messages are one line."""
+
+
+class ConfigError(AnalysisError):
+    """A run's ``config.json`` cannot be used (the message names the run and the field)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sampling:
+    """Sampling parameters; two runs compare only when these are equal."""
+
+    temperature: float
+    top_k: int
+    top_p: float
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunDescription:
+    """What a run measured, normalized from its ``config.json``."""
+
+    run_id: str
+    campaign: str | None
+    family: str  # "final" | "curves" | "ksweep" | "baseline" | "kick" | ...
+    target: str  # model family, e.g. "smollm2-135m"
+    target_model: str | None
+    target_quant: str
+    drafter: str
+    draft_model: str | None
+    draft_quant: str | None
+    k: int | None
+    p_min: float | None
+    ctx_size: int
+    n_predict: int
+    prompt_set: str
+    prompt_set_sha256: str
+    sampling: Sampling
+    concurrency: int
+    repeats: int | None
+    environment: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """Short human label, e.g. ``"ngram-mod k=4"`` or ``"no draft"``."""
+        if self.drafter == "none":
+            return "no draft"
+        parts = [self.drafter]
+        if self.draft_model:
+            parts.append(
+                f"{self.draft_model} {self.draft_quant}" if self.draft_quant else self.draft_model
+            )
+        if self.k is not None:
+            parts.append(f"k={self.k}")
+        if self.p_min is not None:
+            parts.append(f"p_min={self.p_min:g}")
+        return " ".join(parts)
+
+
+def _field(spec: Mapping[str, Any], name: str, kind: str, where: str, *, optional: bool) -> Any:
+    if name not in spec or spec[name] is None:
+        if optional:
+            return None
+        raise ConfigError(f"run {where}: config.json: spec.{name}: missing")
+    v = spec[name]
+    ok = {
+        "str": isinstance(v, str) and v != "",
+        "int": isinstance(v, int) and not isinstance(v, bool),
+        "float": isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    }[kind]
+    if not ok:
+        raise ConfigError(f"run {where}: config.json: spec.{name}: expected {kind}, got {v!r}")
+    return float(v) if kind == "float" else v
+
+
+def describe(config: Mapping[str, Any], *, where: str) -> RunDescription:
+    """Normalize a decoded ``config.json`` (extra keys are ignored).
+
+    ``where`` names the run in error messages (its directory name).
+    """
+    spec = config.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"run {where}: config.json: spec: missing or not an object")
+    ps = config.get("prompt_set")
+    if not isinstance(ps, Mapping) or not isinstance(ps.get("sha256"), str):
+        raise ConfigError(f"run {where}: config.json: prompt_set.sha256: missing")
+    env = config.get("environment")
+
+    def req(name: str, kind: str) -> Any:
+        return _field(spec, name, kind, where, optional=False)
+
+    def opt(name: str, kind: str) -> Any:
+        return _field(spec, name, kind, where, optional=True)
+
+    drafter = req("drafter", "str")
+    if drafter not in DRAFTERS:
+        raise ConfigError(
+            f"run {where}: config.json: spec.drafter: unknown drafter {drafter!r} "
+            f"(known: {', '.join(sorted(DRAFTERS))})"
+        )
+    run_id = config.get("run_id", spec.get("run_id"))
+    if not isinstance(run_id, str) or not run_id:
+        raise ConfigError(f"run {where}: config.json: run_id: missing")
+    return RunDescription(
+        run_id=run_id,
+        campaign=config.get("campaign") if isinstance(config.get("campaign"), str) else None,
+        family=req("family", "str"),
+        target=req("target", "str"),
+        target_model=opt("target_model", "str"),
+        target_quant=req("target_quant", "str"),
+        drafter=drafter,
+        draft_model=opt("draft_model", "str"),
+        draft_quant=opt("draft_quant", "str"),
+        k=opt("k", "int"),
+        p_min=opt("p_min", "float"),
+        ctx_size=req("ctx_size", "int"),
+        n_predict=req("n_predict", "int"),
+        prompt_set=req("prompt_set", "str"),
+        prompt_set_sha256=ps["sha256"],
+        sampling=Sampling(
+            temperature=req("temperature", "float"),
+            top_k=req("top_k", "int"),
+            top_p=req("top_p", "float"),
+            seed=req("seed", "int"),
+        ),
+        concurrency=req("concurrency", "int"),
+        repeats=opt("repeats", "int"),
+        environment=env if isinstance(env, Mapping) else {},
+    )
+
+
+def is_spurious(t: Timings) -> bool:
+    """True when a record's server timings are not a decoding rate (excluded everywhere).
+
+    >>> t = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=1, predicted_ms=0.0,
+    ...                     predicted_per_second=1e6, cache_n=0)
+    >>> is_spurious(t)
+    True
+    """
+    tps, ms = t.predicted_per_second, t.predicted_ms
+    if not isinstance(tps, int | float) or not isinstance(ms, int | float):
+        return True
+    return not math.isfinite(tps) or tps >= SPURIOUS_TOK_PER_S or ms <= 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """A loaded run: description, records in file order, and what could not be used."""
+
+    path: Path
+    desc: RunDescription
+    records: list[Result]  # every readable record, file order (spurious ones included)
+    spurious: list[bool]  # per record: excluded for spurious timings
+    n_bad_lines: int
+    errors: list[dict[str, Any]]  # rows of errors.jsonl
+    n_bad_error_lines: int
+    metrics: dict[str, Any] | None
+    vram: dict[str, Any] | None
+    log: list[LogEntry] | None  # measured draft-acceptance entries; None when no server.log
+    log_has_markers: bool
+    problems: list[str]  # one-line warnings met while loading
+
+    @property
+    def n_excluded(self) -> int:
+        return sum(self.spurious)
+
+    @property
+    def included(self) -> list[Result]:
+        return [r for r, bad in zip(self.records, self.spurious, strict=True) if not bad]
+
+
+def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any] | None:
+    if not path.exists():
+        problems.append(f"run {where}: {path.name}: missing")
+        return None
+    try:
+        return records.read_json(path)
+    except ValueError as err:
+        problems.append(f"run {where}: {err}")
+        return None
+
+
+def load_run(path: Path) -> Run:
+    """Load one run directory (raises :class:`ConfigError` when its config is unusable)."""
+    where = path.name
+    try:
+        config = records.read_json(path / records.CONFIG)
+    except ValueError as err:
+        raise ConfigError(f"run {where}: {err}") from err
+    desc = describe(config, where=where)
+    problems: list[str] = []
+    recs, n_bad = records.read_results(path)
+    if n_bad:
+        problems.append(f"run {where}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
+    errs = records.read_jsonl(path / records.ERRORS)
+    if errs.n_bad_lines:
+        problems.append(
+            f"run {where}: {records.ERRORS}: {errs.n_bad_lines} unreadable line(s) skipped"
+        )
+    metrics = _read_optional(path / records.METRICS, where, problems)
+    vram = _read_optional(path / records.VRAM, where, problems)
+    log_path = path / records.SERVER_LOG
+    log: list[LogEntry] | None = None
+    has_markers = False
+    if log_path.exists():
+        parsed = parse_server_log(log_path.read_text(encoding="utf-8", errors="replace"))
+        log, has_markers = parsed.entries, parsed.has_markers
+        if not has_markers and parsed.entries:
+            problems.append(
+                f"run {where}: {records.SERVER_LOG}: no runner markers; every draft-acceptance "
+                "line counted as measured"
+            )
+    elif desc.drafter != "none":
+        problems.append(f"run {where}: {records.SERVER_LOG}: missing")
+    return Run(
+        path=path,
+        desc=desc,
+        records=recs,
+        spurious=[is_spurious(r.timings) for r in recs],
+        n_bad_lines=n_bad,
+        errors=errs.rows,
+        n_bad_error_lines=errs.n_bad_lines,
+        metrics=metrics,
+        vram=vram,
+        log=log,
+        log_has_markers=has_markers,
+        problems=problems,
+    )
+
+
+def load_runs(root: Path) -> tuple[list[Run], list[str]]:
+    """Every run under ``root`` (sorted by run id) and one-line warnings for skipped ones."""
+    runs: list[Run] = []
+    warnings: list[str] = []
+    if not root.is_dir():
+        raise AnalysisError(f"{root}: runs directory not found")
+    for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if not (sub / records.CONFIG).exists():
+            warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
+            continue
+        try:
+            run = load_run(sub)
+        except ConfigError as err:
+            warnings.append(f"{err}; run skipped")
+            continue
+        warnings.extend(run.problems)
+        runs.append(run)
+    seen: dict[str, str] = {}
+    unique: list[Run] = []
+    for run in sorted(runs, key=lambda r: (r.desc.run_id, r.path.name)):
+        if run.desc.run_id in seen:
+            warnings.append(
+                f"run {run.path.name}: run_id {run.desc.run_id!r} already used by "
+                f"{seen[run.desc.run_id]}; run skipped"
+            )
+            continue
+        seen[run.desc.run_id] = run.path.name
+        unique.append(run)
+    return unique, warnings

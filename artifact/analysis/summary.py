@@ -1,0 +1,266 @@
+"""Raw runs to ``summary.json`` (schema in ``docs/summary-schema.md``).
+
+The output is plain JSON with sorted keys and floats rounded to :data:`SIG_DIGITS` significant
+digits, so equal inputs give equal bytes. A value that could not be computed (``nan``) becomes
+``null`` and a warning naming where it is; ``None`` in a result means "not applicable" (no
+drafter, no GPU) and is written as ``null`` without a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from artifact.analysis import breakeven as _breakeven
+from artifact.analysis import final as _final
+from artifact.analysis import positions as _positions
+from artifact.analysis.logs import Pairing, pair
+from artifact.analysis.runs import SPURIOUS_TOK_PER_S, Run, load_runs
+
+SCHEMA_VERSION = 1
+SIG_DIGITS = 6
+ENV_FIELDS = (
+    "llama_cpp_version",
+    "binary_sha256",
+    "model_sha256",
+    "cpu_model",
+    "cpu_cores",
+    "gpu",
+    "python",
+    "packages",
+)
+
+
+def round_sig(x: float, digits: int = SIG_DIGITS) -> float:
+    """Round to ``digits`` significant digits (``-0.0`` becomes ``0.0``).
+
+    >>> round_sig(123.456789), round_sig(0.000123456789), round_sig(-0.0)
+    (123.457, 0.000123457, 0.0)
+    """
+    r = float(f"{x:.{digits}g}")
+    return 0.0 if r == 0.0 else r
+
+
+def to_plain(obj: Any, path: str, nan_paths: list[str]) -> Any:
+    """Dataclasses, mappings and sequences to JSON data; floats rounded, ``nan`` to ``None``.
+
+    The dotted path of every non-finite float is appended to ``nan_paths``.
+
+    >>> bad: list[str] = []
+    >>> to_plain({"a": [1.23456789, float("nan")], "b": None}, "x", bad), bad
+    ({'a': [1.23457, None], 'b': None}, ['x.a.1'])
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_plain(v, f"{path}.{k}", nan_paths) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_plain(v, f"{path}.{i}", nan_paths) for i, v in enumerate(obj)]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, int | str):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            nan_paths.append(path)
+            return None
+        return round_sig(obj)
+    raise TypeError(f"{path}: cannot write {type(obj).__name__} to JSON")
+
+
+def _nan_warnings(nan_paths: Sequence[str]) -> list[str]:
+    """One warning per section entry (e.g. ``final.<run>``) listing the null values in it."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for p in nan_paths:
+        head, _, rest = p.partition(".")
+        run, _, field = rest.partition(".")
+        grouped[f"{head}.{run}"].append(field or "(value)")
+    return [
+        f"{where}: not computable, written as null: {', '.join(sorted(fields))}"
+        for where, fields in grouped.items()
+    ]
+
+
+def _environment(runs: Sequence[Run], warnings: list[str]) -> dict[str, Any] | None:
+    finals = [r for r in runs if r.desc.family == "final"] or list(runs)
+    if not finals:
+        return None
+    first = finals[0]
+    env: dict[str, Any] = {f: first.desc.environment.get(f) for f in ENV_FIELDS}
+    for r in finals[1:]:
+        for f in ENV_FIELDS:
+            if r.desc.environment.get(f) != env[f]:
+                warnings.append(
+                    f"environment: {f} differs between runs {first.desc.run_id} "
+                    f"and {r.desc.run_id}"
+                )
+    starts = sorted(
+        s for r in finals if isinstance(s := r.desc.environment.get("start_time"), str)
+    )
+    env["start_time_first"] = starts[0] if starts else None
+    env["start_time_last"] = starts[-1] if starts else None
+    return env
+
+
+def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
+    loads = (metrics or {}).get("model_load_s")
+    vals = [float(v) for v in loads or [] if isinstance(v, int | float)]
+    return math.fsum(vals) / len(vals) if vals else None
+
+
+def _run_entry(run: Run, pairing: Pairing) -> dict[str, Any]:
+    d = run.desc
+    m = run.metrics or {}
+    measure = m.get("measure_s")
+    return {
+        "family": d.family,
+        "target": d.target,
+        "target_quant": d.target_quant,
+        "drafter": d.drafter,
+        "draft_model": d.draft_model,
+        "draft_quant": d.draft_quant,
+        "k": d.k,
+        "p_min": d.p_min,
+        "ctx_size": d.ctx_size,
+        "n_predict": d.n_predict,
+        "prompt_set": d.prompt_set,
+        "prompt_set_sha256": d.prompt_set_sha256,
+        "sampling": d.sampling,
+        "concurrency": d.concurrency,
+        "label": d.label,
+        "n_records": len(run.records),
+        "n_excluded": run.n_excluded,
+        "n_bad_lines": run.n_bad_lines,
+        "n_errors": len(run.errors),
+        "complete": bool(m.get("complete", False)),
+        "measure_s": float(measure) if isinstance(measure, int | float) else math.nan,
+        "model_load_s": _mean_load(run.metrics),
+        "log_pairing": {
+            "n_lines": pairing.n_lines,
+            "n_records": pairing.n_records,
+            "max_abs_alpha_diff": pairing.max_abs_alpha_diff,
+            "ok": pairing.ok,
+        },
+    }
+
+
+def analyse(runs: Sequence[Run], *, n_resamples: int = _positions.N_RESAMPLES) -> dict[str, Any]:
+    """The summary of loaded runs, as result objects (before rounding)."""
+    warnings: list[str] = []
+    out: dict[str, Any] = {
+        "runs": {},
+        "final": {},
+        "speedup": {},
+        "positions": {},
+        "breakeven": {},
+    }
+    pairings: dict[str, Pairing] = {}
+    for run in runs:
+        rid = run.desc.run_id
+        if run.log is not None and run.desc.drafter != "none":
+            p = pair(run.records, run.log, where=rid)
+        else:
+            n_alpha = sum(r.alpha is not None for r in run.records)
+            p = Pairing(
+                n_lines=0,
+                n_records=n_alpha,
+                max_abs_alpha_diff=None,
+                ok=n_alpha == 0,
+                entry_of=[None] * len(run.records),
+                problem=None
+                if n_alpha == 0
+                else f"run {rid}: no server.log for {n_alpha} record(s) with alpha",
+            )
+        if p.problem:
+            warnings.append(p.problem)
+        pairings[rid] = p
+        if not run.records:
+            warnings.append(f"run {rid}: no readable records ({len(run.errors)} error(s))")
+        elif run.n_excluded == len(run.records):
+            warnings.append(f"run {rid}: every record excluded for spurious timings")
+        out["runs"][rid] = _run_entry(run, p)
+
+    finals = [r for r in runs if r.desc.family == "final"]
+    for run in finals:
+        rid = run.desc.run_id
+        fs = _final.final_stats(run, pairings[rid].entry_of, pairing_ok=pairings[rid].ok)
+        out["final"][rid] = fs
+        if run.desc.drafter != "none":
+            base, problem = _final.speedup_baseline(run, finals)
+            if problem:
+                warnings.append(problem)
+            if base is not None:
+                out["speedup"][rid] = _final.speedup(run, base)
+
+    for run in runs:
+        rid = run.desc.run_id
+        if run.desc.family not in ("curves", "ksweep") or run.desc.drafter == "none":
+            continue
+        p = pairings[rid]
+        if not p.ok:
+            continue  # the pairing problem is already a warning
+        keep = [i for i, bad in enumerate(run.spurious) if not bad]
+        ps = _positions.position_stats(
+            rid,
+            [run.records[i] for i in keep],
+            [p.entry_of[i] for i in keep],
+            n_resamples=n_resamples,
+        )
+        if ps is None:
+            if p.n_records:
+                warnings.append(f"run {rid}: server.log has no acc per pos vectors")
+            continue
+        out["positions"][rid] = ps
+
+    for run in runs:
+        if run.desc.family != "ksweep":
+            continue
+        res, ws = _breakeven.breakeven_run(run, runs)
+        warnings.extend(ws)
+        out["breakeven"][run.desc.run_id] = res
+
+    out["environment"] = _environment(runs, warnings)
+    out["parameters"] = {
+        "bootstrap_resamples": n_resamples,
+        "bootstrap_seed": _positions.SEED,
+        "confidence": _positions.CONFIDENCE,
+        "spurious_tok_per_s": SPURIOUS_TOK_PER_S,
+    }
+    out["warnings"] = warnings
+    return out
+
+
+def build_summary(
+    runs_root: Path, *, n_resamples: int = _positions.N_RESAMPLES
+) -> dict[str, Any]:
+    """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data)."""
+    runs, warnings = load_runs(runs_root)
+    result = analyse(runs, n_resamples=n_resamples)
+    nan_paths: list[str] = []
+    plain = {
+        k: to_plain(v, k, nan_paths)
+        for k, v in result.items()
+        if k not in ("warnings", "parameters")
+    }
+    plain["parameters"] = to_plain(result["parameters"], "parameters", nan_paths)
+    plain["schema_version"] = SCHEMA_VERSION
+    plain["warnings"] = sorted(set(warnings + result["warnings"] + _nan_warnings(nan_paths)))
+    return plain
+
+
+def dumps(summary: Mapping[str, Any]) -> str:
+    """The canonical text of a summary: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def write_summary(runs_root: Path, out_path: Path) -> dict[str, Any]:
+    """Build the summary and write it atomically to ``out_path``; returns it."""
+    summary = build_summary(runs_root)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(out_path.suffix + ".tmp")
+    tmp.write_text(dumps(summary), encoding="utf-8")
+    tmp.replace(out_path)
+    return summary

@@ -1,0 +1,45 @@
+"""The doit task of the analysis stage (the lead wires :func:`task_analysis` into dodo.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from doit.tools import config_changed
+
+from artifact import paths, records
+from artifact.analysis import positions
+from artifact.analysis.summary import SCHEMA_VERSION, write_summary
+
+RUN_FILES = (
+    records.CONFIG,
+    records.RESULTS,
+    records.ERRORS,
+    records.SERVER_LOG,
+    records.METRICS,
+    records.VRAM,
+)
+_CODE = Path(__file__).resolve().parent
+
+
+def _write(runs: Path, out: Path) -> None:
+    write_summary(runs, out)  # returns the summary; doit must not store it
+
+
+def task_analysis() -> dict[str, Any]:
+    """Statistics of every raw run -> experiments/analysis/summary.json."""
+    deps = sorted(str(p) for p in paths.RUNS.glob("*/*") if p.name in RUN_FILES)
+    code = [*sorted(str(p) for p in _CODE.glob("*.py")), str(_CODE.parent / "stats.py")]
+    params = {
+        "schema_version": SCHEMA_VERSION,
+        "bootstrap_resamples": positions.N_RESAMPLES,
+        "bootstrap_seed": positions.SEED,
+        "confidence": positions.CONFIDENCE,
+    }
+    return {
+        "actions": [(_write, [paths.RUNS, paths.SUMMARY])],
+        "file_dep": deps + code,
+        "targets": [str(paths.SUMMARY)],
+        "uptodate": [config_changed(params)],
+        "clean": True,
+    }
