@@ -1,0 +1,357 @@
+"""Figures from ``summary.json``, in one style.
+
+Style: Okabe–Ito colours, STIX serif text (Times-like, as the body text of the LaTeX output,
+set in Times, and of the Typst output, set in the same STIX font), authored at the 6.5 in text width so that text prints at 7.5–8 pt; saved as 600-dpi
+PNG and vector PDF without timestamps or software stamps, so equal inputs give equal bytes.
+
+Each ``plot_*`` function takes finished results and an ``Axes`` and returns what it drew (a
+small frozen record), so tests check a figure without comparing pixels. ``FIGURES`` maps each
+figure name to the function that builds the whole figure from a :class:`Summary`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+logging.getLogger("fontTools").setLevel(logging.ERROR)  # subsetting chatter, not problems
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from artifact.render.model import Summary, load  # noqa: E402
+from artifact.render.text import is_missing  # noqa: E402
+
+TEXT_WIDTH_IN = 6.5
+DPI = 600
+# Okabe & Ito (2008), "Color Universal Design": distinguishable under common colour blindness.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000",
+             "#F0E442")
+DOMAIN_COLOURS = {"overall": "#000000", "code": "#E69F00", "chat": "#56B4E9",
+                  "math": "#009E73"}
+STYLE: dict[str, Any] = {
+    "font.family": "serif",
+    "font.serif": ["STIXGeneral"],  # shipped with matplotlib: the same file everywhere
+    "mathtext.fontset": "stix",
+    "font.size": 8.0,
+    "axes.labelsize": 8.0,
+    "axes.titlesize": 8.0,
+    "xtick.labelsize": 7.5,
+    "ytick.labelsize": 7.5,
+    "legend.fontsize": 7.5,
+    "legend.frameon": False,
+    "axes.prop_cycle": matplotlib.cycler(color=list(OKABE_ITO)),
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 1.2,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "pdf.fonttype": 42,
+    "svg.hashsalt": "specdec-artifact",
+    "savefig.dpi": DPI,
+    "figure.dpi": 100,
+}
+PNG_METADATA: dict[str, str | None] = {"Software": None}
+PDF_METADATA: dict[str, str | None] = {"Creator": None, "Producer": None, "CreationDate": None}
+
+
+# --- what the plot functions draw --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bars:
+    """Grouped horizontal bars: one value per (group, category); ``None`` is not drawn."""
+
+    categories: tuple[str, ...]
+    groups: tuple[str, ...]
+    values: Mapping[str, tuple[float | None, ...]]
+    reference: float | None = None
+    markers: Mapping[str, tuple[float | None, ...]] | None = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    position: tuple[int, ...]
+    mean: tuple[float, ...]
+    ci_low: tuple[float, ...]
+    ci_high: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Per-position acceptance lines with their bootstrap bands."""
+
+    curves: tuple[Curve, ...]
+
+
+@dataclass(frozen=True)
+class FitLine:
+    label: str
+    a: float
+    beta: float
+    alpha_be: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
+class Breakeven:
+    """OLS lines tok/s = a + beta * alpha, the baseline's tok/s and each break-even point."""
+
+    lines: tuple[FitLine, ...]
+    baseline: float | None
+
+
+# --- plot functions ----------------------------------------------------------------------
+
+
+def _val(x: Any) -> float | None:
+    return None if is_missing(x) else float(x)
+
+
+def plot_bars(
+    ax: Axes,
+    categories: Sequence[str],
+    values: Mapping[str, Sequence[float | None]],
+    *,
+    colours: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    reference: float | None = None,
+    markers: Mapping[str, Sequence[float | None]] | None = None,
+    xlabel: str = "",
+) -> Bars:
+    """Horizontal grouped bars, first category on top; a missing value leaves a gap."""
+    groups = tuple(values)
+    n = len(groups)
+    height = 0.8 / max(n, 1)
+    for gi, g in enumerate(groups):
+        colour = (colours or {}).get(g, OKABE_ITO[gi % len(OKABE_ITO)])
+        ys = [ci + (gi - (n - 1) / 2) * height for ci in range(len(categories))]
+        pairs = [(y, v) for y, v in zip(ys, values[g], strict=True) if v is not None]
+        ax.barh([y for y, _ in pairs], [v for _, v in pairs], height=height * 0.9,
+                color=colour, label=(labels or {}).get(g, g if n > 1 else None), linewidth=0)
+        for y, v in zip(ys, values[g], strict=True):
+            if v is None:  # missing is not zero: say so where the bar would start
+                ax.text(0.0, y, " n/a", va="center", ha="left", fontsize=6.0, color=colour)
+    for mi, (name, ms) in enumerate((markers or {}).items()):
+        pts = [(ci, v) for ci, v in enumerate(ms) if v is not None]
+        ax.plot([v for _, v in pts], [c for c, _ in pts], linestyle="none",
+                marker=("o", "|", "x")[mi % 3], markersize=3.5, color="#000000",
+                markeredgewidth=1.0, label=name)
+    ax.set_yticks(range(len(categories)), list(categories))
+    ax.set_ylim(len(categories) - 0.5, -0.5)
+    if reference is not None:
+        ax.axvline(reference, color="#000000", linewidth=0.7, linestyle="--")
+    ax.set_xlabel(xlabel)
+    ax.tick_params(axis="y", length=0)
+    return Bars(
+        categories=tuple(categories), groups=groups,
+        values={g: tuple(values[g]) for g in groups}, reference=reference,
+        markers={k: tuple(v) for k, v in markers.items()} if markers else None,
+    )
+
+
+def plot_speedup(ax: Axes, summary: Summary) -> Bars:
+    """Mean matched speedup per configuration, overall and by domain, with the line at 1."""
+    ids = summary.speedup_ids
+    groups = ["overall", *summary.domains]
+    values: dict[str, list[float | None]] = {g: [] for g in groups}
+    for r in ids:
+        sp = summary.raw["speedup"][r]
+        values["overall"].append(_val(sp["overall"]["mean_ratio"]))
+        for d in summary.domains:
+            values[d].append(_val(sp.get("by_domain", {}).get(d, {}).get("mean_ratio")))
+    drawn = plot_bars(
+        ax, [summary.configs[r].label for r in ids], values, colours=DOMAIN_COLOURS,
+        reference=1.0, xlabel="Speedup over no draft (mean of matched tok/s ratios)",
+    )
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=len(groups),
+              borderaxespad=0.2)
+    return drawn
+
+
+def plot_positions(ax: Axes, curves: Sequence[Curve], *, title: str = "") -> Curves:
+    """Acceptance at each draft position with its bootstrap band, one line per run."""
+    for i, c in enumerate(curves):
+        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        ax.fill_between(c.position, c.ci_low, c.ci_high, color=colour, alpha=0.25,
+                        linewidth=0)
+        ax.plot(c.position, c.mean, color=colour, marker="o", markersize=2.5, label=c.label)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("Draft position $i$")
+    if title:
+        ax.set_title(title)
+    if curves:
+        xs = sorted({p for c in curves for p in c.position})
+        ax.set_xticks(xs)
+    return Curves(tuple(curves))
+
+
+def position_curves(summary: Summary, domain: str | None) -> list[Curve]:
+    """The curves of every run with positions, pooled (``None``) or for one domain."""
+    out = []
+    for r in summary.curve_ids:
+        entry = summary.raw["positions"][r]
+        pos = entry["all"] if domain is None else entry.get("by_domain", {}).get(domain, [])
+        if not pos:
+            continue
+        out.append(Curve(
+            label=summary.configs[r].label,
+            position=tuple(int(p["position"]) for p in pos),
+            mean=tuple(float(p["mean"]) for p in pos),
+            ci_low=tuple(float(p["ci_low"]) for p in pos),
+            ci_high=tuple(float(p["ci_high"]) for p in pos),
+        ))
+    return out
+
+
+def plot_breakeven(
+    ax: Axes, lines: Sequence[FitLine], baseline: float | None, *, title: str = ""
+) -> Breakeven:
+    """Fitted tok/s against alpha per run, the baseline's tok/s and alpha_be with its CI."""
+    for i, ln in enumerate(lines):
+        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        ax.plot([0.0, 1.0], [ln.a, ln.a + ln.beta], color=colour, label=ln.label)
+        if ln.alpha_be is not None and baseline is not None:
+            lo = ln.alpha_be if ln.ci_low is None else ln.ci_low
+            hi = ln.alpha_be if ln.ci_high is None else ln.ci_high
+            ax.errorbar([ln.alpha_be], [baseline], xerr=[[ln.alpha_be - lo], [hi - ln.alpha_be]],
+                        color=colour, marker="o", markersize=3, capsize=2, linewidth=1.0)
+    if baseline is not None:
+        ax.axhline(baseline, color="#000000", linestyle="--", linewidth=0.7,
+                   label="no-draft baseline")
+    ax.set_xlim(0.0, 1.0)
+    ax.set_xlabel(r"Acceptance rate $\alpha$")
+    if title:
+        ax.set_title(title)
+    return Breakeven(tuple(lines), baseline)
+
+
+def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine], float | None]:
+    """Fits with status ``ok`` for each k-sweep run (pooled or one domain) and the baseline."""
+    lines = []
+    baselines = set()
+    for r in summary.breakeven_ids:
+        be = summary.raw["breakeven"][r]
+        fit = be["pooled"] if domain is None else be.get("by_domain", {}).get(domain)
+        if be["baseline_tok_per_s"] is not None:
+            baselines.add(float(be["baseline_tok_per_s"]))
+        if not fit or fit["status"] != "ok" or fit["a"] is None or fit["beta"] is None:
+            continue
+        lines.append(FitLine(
+            label=summary.configs[r].label, a=float(fit["a"]), beta=float(fit["beta"]),
+            alpha_be=_val(fit["alpha_be"]), ci_low=_val(fit["alpha_be_ci_low"]),
+            ci_high=_val(fit["alpha_be_ci_high"]),
+        ))
+    baseline = baselines.pop() if len(baselines) == 1 else None
+    return lines, baseline
+
+
+# --- whole figures -------------------------------------------------------------------------
+
+
+def _figure(height_in: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Figure, Any]:
+    fig, axes = plt.subplots(nrows, ncols, figsize=(TEXT_WIDTH_IN, height_in),
+                             layout="constrained", **kw)
+    return fig, axes
+
+
+def fig_speedup(summary: Summary) -> Figure:
+    n = len(summary.speedup_ids)
+    fig, ax = _figure(1.0 + 0.32 * n)
+    plot_speedup(ax, summary)
+    return fig
+
+
+def _panels(summary: Summary) -> list[tuple[str | None, str]]:
+    return [(None, "all domains"), *((d, d) for d in summary.domains)]
+
+
+def fig_positions(summary: Summary) -> Figure:
+    panels = _panels(summary)
+    fig, axes = _figure(2.1, ncols=len(panels), sharey=True)
+    for ax, (dom, title) in zip(list(axes), panels, strict=True):
+        plot_positions(ax, position_curves(summary, dom), title=title)
+    axes[0].set_ylabel("Acceptance at position $i$")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=max(1, len(labels)))
+    return fig
+
+
+def fig_breakeven(summary: Summary) -> Figure:
+    panels = _panels(summary)
+    fig, axes = _figure(2.3, ncols=len(panels), sharey=True)
+    for ax, (dom, title) in zip(list(axes), panels, strict=True):
+        lines, base = breakeven_lines(summary, dom)
+        plot_breakeven(ax, lines, base, title=title)
+    axes[0].set_ylabel("Fitted decoding tok/s")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=max(1, len(labels)))
+    return fig
+
+
+def plot_hardware(ax_tok: Axes, ax_ttft: Axes, summary: Summary) -> tuple[Bars, Bars]:
+    """Decoding throughput and TTFT per final configuration (bar: mean; marks: median, p95)."""
+    ids = summary.final_ids
+    cats = [summary.configs[r].label for r in ids]
+    st = [summary.raw["final"][r]["overall"] for r in ids]
+    tok = plot_bars(
+        ax_tok, cats, {"mean": [_val(s["tok_per_s"]["mean"]) for s in st]},
+        colours={"mean": OKABE_ITO[0]}, labels={"mean": "mean"},
+        markers={"median": [_val(s["tok_per_s"]["median"]) for s in st]},
+        xlabel="Decoding tok/s",
+    )
+    ttft = plot_bars(
+        ax_ttft, cats, {"mean": [_val(s["ttft_ms"]["mean"]) for s in st]},
+        colours={"mean": OKABE_ITO[1]}, labels={"mean": "mean"},
+        markers={"median": [_val(s["ttft_ms"]["median"]) for s in st],
+                 "p95": [_val(s["ttft_ms"]["p95"]) for s in st]},
+        xlabel="Time to first token (ms)",
+    )
+    ax_ttft.tick_params(axis="y", labelleft=False)
+    for ax in (ax_tok, ax_ttft):
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=3, borderaxespad=0.2)
+    return tok, ttft
+
+
+def fig_hardware(summary: Summary) -> Figure:
+    n = len(summary.final_ids)
+    fig, (a, b) = _figure(1.0 + 0.3 * n, ncols=2, sharey=True)
+    plot_hardware(a, b, summary)
+    return fig
+
+
+FIGURES: dict[str, Callable[[Summary], Figure]] = {
+    "speedup": fig_speedup,
+    "positions": fig_positions,
+    "breakeven": fig_breakeven,
+    "hardware": fig_hardware,
+}
+NAMES = tuple(FIGURES)
+
+
+def save(fig: Figure, stem: Path) -> list[Path]:
+    """Write ``stem.png`` (600 dpi) and ``stem.pdf`` (vector), with no timestamps."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
+    fig.savefig(png, dpi=DPI, metadata=PNG_METADATA)
+    fig.savefig(pdf, metadata=PDF_METADATA)
+    plt.close(fig)
+    return [png, pdf]
+
+
+def write(summary_path: Path, name: str, out_dir: Path) -> list[Path]:
+    """Build one figure from ``summary.json`` and save it under ``out_dir``."""
+    summary = load(summary_path)
+    with plt.rc_context(STYLE):
+        fig = FIGURES[name](summary)
+        return save(fig, out_dir / name)
