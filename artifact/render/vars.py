@@ -1,0 +1,196 @@
+"""Numbers the manuscript needs beyond the schema, computed from ``summary.json`` only.
+
+``compute(summary)`` returns a plain, JSON-ready dict (``manuscript/build/vars.json``): counts,
+the environment fingerprint, each configuration's speedup ranked, the best and worst, what draft
+models do, per-domain winners, position curves' ends and break-even points. Selections only: no
+statistic is estimated here (that is the analysis's job). Floats are rounded to 6 significant
+digits and keys sorted, so equal summaries give equal bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from artifact.render.model import Summary, load
+from artifact.render.text import is_missing
+
+# 2000-01-01T00:00:00Z: used for SOURCE_DATE_EPOCH when no run recorded a start time.
+FALLBACK_EPOCH = 946684800
+
+
+def _r(x: Any) -> Any:
+    """Round floats to 6 significant digits, recursively; NaN becomes ``None``.
+
+    >>> _r({"a": [1.23456789, float("nan")], "b": "x"})
+    {'a': [1.23457, None], 'b': 'x'}
+    """
+    if isinstance(x, float):
+        return None if is_missing(x) else float(f"{x:.6g}")
+    if isinstance(x, dict):
+        return {k: _r(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_r(v) for v in x]
+    return x
+
+
+def epoch(timestamp: str | None) -> int:
+    """Seconds since 1970 of an ISO-8601 time, or :data:`FALLBACK_EPOCH`.
+
+    >>> epoch("2026-11-29T11:30:00+00:00"), epoch(None)
+    (1795951800, 946684800)
+    """
+    if not timestamp:
+        return FALLBACK_EPOCH
+    try:
+        return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return FALLBACK_EPOCH
+
+
+def _speedups(s: Summary) -> list[dict[str, Any]]:
+    rows = []
+    for r in s.speedup_ids:
+        sp = s.raw["speedup"][r]["overall"]
+        c = s.configs[r]
+        by_domain = {d: v.get("mean_ratio") for d, v in
+                     s.raw["speedup"][r].get("by_domain", {}).items()}
+        alpha = s.raw["final"].get(r, {}).get("overall", {}).get("alpha", {}).get("mean")
+        rows.append({
+            "run": r, "label": c.label, "drafter": c.drafter, "drafter_key": c.drafter_key,
+            "target_quant": c.target_quant, "uses_draft_model": c.uses_draft_model,
+            "draft_quant": c.draft_quant, "k": c.k,
+            "speedup": sp["mean_ratio"], "median_ratio": sp["median_ratio"],
+            "ratio_of_means": sp["ratio_of_means"], "n_matched": sp["n_matched"],
+            "alpha": alpha, "by_domain": by_domain,
+            "faster": sp["mean_ratio"] is not None and sp["mean_ratio"] > 1.0,
+        })
+    known = [x for x in rows if x["speedup"] is not None]
+    known.sort(key=lambda x: (-x["speedup"], x["run"]))
+    return known + [x for x in rows if x["speedup"] is None]
+
+
+def compute(s: Summary) -> dict[str, Any]:
+    """Every derived number the manuscript prints, from the summary alone."""
+    raw = s.raw
+    runs = raw["runs"]
+    env = raw["environment"]
+    fams = Counter(str(r["family"]) for r in runs.values())
+    finals = [runs[r] for r in s.final_ids]
+    speedups = _speedups(s)
+    ranked = [x for x in speedups if x["speedup"] is not None]
+    draft_model = [x for x in ranked if x["uses_draft_model"]]
+    ngram = [x for x in ranked if not x["uses_draft_model"]]
+
+    baselines = []
+    for r in s.final_ids:
+        if s.configs[r].drafter == "none":
+            st = raw["final"][r]["overall"]
+            baselines.append({"run": r, "label": s.configs[r].label,
+                              "target_quant": s.configs[r].target_quant,
+                              "tok_per_s": st["tok_per_s"]["mean"],
+                              "ttft_ms": st["ttft_ms"]["mean"]})
+
+    by_domain = {}
+    for d in s.domains:
+        cand = [(x["by_domain"].get(d), x) for x in ranked]
+        cand = [(v, x) for v, x in cand if v is not None]
+        if cand:
+            v, x = max(cand, key=lambda t: (t[0], t[1]["run"]))
+            by_domain[d] = {"best_label": x["label"], "best_speedup": v}
+
+    curves = []
+    for r in s.curve_ids:
+        pos = raw["positions"][r]["all"]
+        curves.append({"run": r, "label": s.configs[r].label, "k": s.configs[r].k,
+                       "first": pos[0]["mean"], "last": pos[-1]["mean"],
+                       "last_position": pos[-1]["position"]})
+
+    breakeven = []
+    for r in s.breakeven_ids:
+        be = raw["breakeven"][r]
+        f = be["pooled"]
+        breakeven.append({"run": r, "label": s.configs[r].label, "k": be["k"],
+                          "drafter": be["drafter"], "status": f["status"],
+                          "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
+                          "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
+                          "baseline_tok_per_s": be["baseline_tok_per_s"]})
+    be_ok = [b for b in breakeven if b["alpha_be"] is not None]
+
+    def pick(xs: list[dict[str, Any]], i: int) -> dict[str, Any] | None:
+        return xs[i] if xs else None
+
+    def distinct(key: str) -> list[Any]:
+        return sorted({json.dumps(r.get(key), sort_keys=True) for r in finals})
+
+    out: dict[str, Any] = {
+        "environment": {
+            "cpu_model": env.get("cpu_model"), "cpu_cores": env.get("cpu_cores"),
+            "gpu": env.get("gpu") or "none", "has_gpu": env.get("gpu") is not None,
+            "llama_cpp_version": env.get("llama_cpp_version"),
+            "binary_sha256": (env.get("binary_sha256") or "")[:12],
+            "model_sha256": (env.get("model_sha256") or "")[:12],
+            "python": env.get("python"), "packages": dict(sorted(env.get("packages", {}).items())),
+            "start_time_first": env.get("start_time_first"),
+            "start_time_last": env.get("start_time_last"),
+            "date": (env.get("start_time_last") or "")[:10] or None,
+        },
+        "source_date_epoch": epoch(env.get("start_time_last")),
+        "counts": {
+            "runs": len(runs), "by_family": dict(sorted(fams.items())),
+            "final": len(finals), "configurations": len(speedups),
+            "records": sum(int(r["n_records"]) for r in runs.values()),
+            "excluded": sum(int(r["n_excluded"]) for r in runs.values()),
+            "errors": sum(int(r["n_errors"]) for r in runs.values()),
+            "bad_lines": sum(int(r["n_bad_lines"]) for r in runs.values()),
+            "incomplete": sum(1 for r in runs.values() if not r["complete"]),
+            "log_pairing_failed": sum(1 for r in runs.values() if not r["log_pairing"]["ok"]),
+            "warnings": len(raw["warnings"]),
+            "faster": sum(1 for x in ranked if x["faster"]),
+            "slower": sum(1 for x in ranked if not x["faster"]),
+        },
+        "setup": {
+            "targets": sorted({s.configs[r].target for r in s.final_ids}),
+            "target_quants": sorted({s.configs[r].target_quant for r in s.final_ids}),
+            "drafters": sorted({s.configs[r].drafter for r in s.final_ids} - {"none"}),
+            "domains": s.domains,
+            "n_predict": [json.loads(x) for x in distinct("n_predict")],
+            "ctx_size": [json.loads(x) for x in distinct("ctx_size")],
+            "temperature": sorted({r["sampling"]["temperature"] for r in finals}),
+            "concurrency": [json.loads(x) for x in distinct("concurrency")],
+            "n_per_domain": sorted({st["n"] for r in s.final_ids
+                                    for st in raw["final"][r].get("by_domain", {}).values()}),
+        },
+        "baselines": baselines,
+        "baseline": pick(baselines, 0),
+        "speedups": speedups,
+        "best": pick(ranked, 0),
+        "worst": pick(ranked, -1),
+        "best_ngram": pick(ngram, 0),
+        "draft_model": {
+            "n": len(draft_model), "runs": draft_model,
+            "best": pick(draft_model, 0),
+            "all_slower": bool(draft_model) and all(not x["faster"] for x in draft_model),
+        },
+        "by_domain": by_domain,
+        "curves": curves,
+        "breakeven": breakeven,
+        "breakeven_lowest": min(be_ok, key=lambda b: (b["alpha_be"], b["run"])) if be_ok else None,
+        "warnings": list(raw["warnings"]),
+    }
+    return dict(_r(out))
+
+
+def dumps(v: dict[str, Any]) -> str:
+    """The canonical bytes of ``vars.json``."""
+    return json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write(summary_path: Path, out: Path) -> Path:
+    """Compute the variables from ``summary.json`` and write ``vars.json``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(dumps(compute(load(summary_path))), encoding="utf-8")
+    return out
