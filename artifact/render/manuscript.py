@@ -1,0 +1,246 @@
+"""The manuscript: ``manuscript/paper.md`` (Jinja over pandoc Markdown) → tex, html, pdf.
+
+``paper.md`` is a Jinja template rendered with :data:`StrictUndefined`, so a name it uses that
+the computed files do not define fails the build. Its context:
+
+``v``
+    the variables of ``vars.json`` (:mod:`artifact.render.vars`), computed from summary.json.
+``claim(id)``
+    the current value of a claim in ``experiments/claims.toml``, formatted as the ledger says;
+    an id missing from the ledger fails the build.
+``ref(key)``, ``table(name)``, ``figure(name, caption)``
+    cross-references and floats. Figures and tables are numbered by :data:`FIGURE_ORDER` and
+    :data:`TABLE_ORDER`; placing them in another order fails the build, so the numbers the text
+    prints are the ones LaTeX and Typst print.
+
+One intermediate Markdown per output (``paper.<fmt>.md``): LaTeX gets the booktabs tables by
+``\\input`` and PDF figures, HTML and Typst get the pipe tables and PNG figures. pandoc writes
+``paper.tex`` (standalone), ``paper.html`` and ``paper.pdf``: with a LaTeX engine when one is
+installed, else through Typst (``typst`` from PyPI), so every machine gets a PDF. The engine used
+is printed and written to ``engine.txt``. ``SOURCE_DATE_EPOCH`` comes from vars.json (the last
+run's start time), so rebuilds give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from artifact import paths
+from artifact.render.model import RenderError
+from artifact.render.text import Raw, environment
+
+FIGURE_ORDER = ("speedup", "positions", "breakeven", "hardware")
+TABLE_ORDER = ("speedup", "acceptance", "quant", "hardware", "breakeven")
+FORMATS = ("latex", "html", "typst")
+LATEX_ENGINES = ("pdflatex", "xelatex", "lualatex")
+
+
+class ManuscriptError(RenderError):
+    """The manuscript refers to something the computed files do not have."""
+
+
+def pandoc() -> str:
+    import pypandoc
+
+    return str(pypandoc.get_pandoc_path())
+
+
+class _Floats:
+    """Numbers floats in a fixed order and checks the template places them in it."""
+
+    def __init__(self, fmt: str, build: Path, claims: Mapping[str, Any],
+                 variables: Mapping[str, Any], summary: Mapping[str, Any]) -> None:
+        self.fmt, self.build = fmt, build
+        self.claims, self.variables, self.summary = claims, variables, summary
+        self.placed: dict[str, list[str]] = {"fig": [], "tbl": []}
+        self.used_claims: list[str] = []
+
+    def _number(self, kind: str, name: str) -> int:
+        order = FIGURE_ORDER if kind == "fig" else TABLE_ORDER
+        if name not in order:
+            raise ManuscriptError(f"paper.md: unknown {kind} {name!r} (known: {', '.join(order)})")
+        return order.index(name) + 1
+
+    def ref(self, key: str) -> Raw:
+        kind, _, name = key.partition(":")
+        n = self._number(kind, name)
+        word = "Figure" if kind == "fig" else "Table"
+        if self.fmt == "latex":
+            return Raw(f"{word}~\\ref{{{key}}}")
+        return Raw(f"{word} {n}")
+
+    def _place(self, kind: str, name: str) -> int:
+        n = self._number(kind, name)
+        order = FIGURE_ORDER if kind == "fig" else TABLE_ORDER
+        expected = order[len(self.placed[kind])] if len(self.placed[kind]) < len(order) else None
+        if name != expected:
+            raise ManuscriptError(
+                f"paper.md: {kind} {name!r} placed out of order (next expected: {expected!r})")
+        self.placed[kind].append(name)
+        return n
+
+    def table(self, name: str) -> Raw:
+        n = self._place("tbl", name)
+        if self.fmt == "latex":
+            return Raw(f"```{{=latex}}\n\\input{{tables/{name}.tex}}\n```\n")
+        text = (self.build / "tables" / f"{name}.md").read_text(encoding="utf-8")
+        if self.fmt == "html":
+            text = text.replace("\n: ", f"\n: Table {n}. ", 1)
+        return Raw(text)
+
+    def figure(self, name: str, caption: str) -> Raw:
+        n = self._place("fig", name)
+        ext = "pdf" if self.fmt == "latex" else "png"
+        if self.fmt == "html":
+            caption = f"Figure {n}. {caption}"
+        return Raw(f"![{caption}](figures/{name}.{ext}){{#fig:{name} width=100%}}\n")
+
+    def claim(self, cid: str) -> str:
+        from artifact.claims import Claim, format_value, resolve
+
+        c = self.claims.get(cid)
+        if not isinstance(c, Claim):
+            raise ManuscriptError(f"paper.md: claim {cid!r} is not in the claims ledger")
+        try:
+            value = resolve(c, self.summary, self.variables)
+        except (KeyError, IndexError, ValueError) as err:
+            raise ManuscriptError(
+                f"paper.md: claim {cid!r}: quantity {c.quantity!r} not in the computed files"
+            ) from err
+        if value is None:
+            raise ManuscriptError(f"paper.md: claim {cid!r}: quantity {c.quantity!r} is null")
+        self.used_claims.append(cid)
+        return format_value(c, value)
+
+
+def render_markdown(
+    fmt: str,
+    *,
+    template: Path,
+    build: Path,
+    variables: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    ledger: Path,
+) -> tuple[str, list[str]]:
+    """The intermediate Markdown for one output format, and the claim ids it used."""
+    from artifact.claims import load
+
+    claims = {c.id: c for c in load(ledger)}
+    floats = _Floats(fmt, build, claims, variables, summary)
+    env = environment("md", jinja2.FileSystemLoader(template.parent))
+    funcs: dict[str, Callable[..., Any]] = {
+        "claim": floats.claim, "ref": floats.ref, "table": floats.table, "figure": floats.figure,
+    }
+    try:
+        text = env.get_template(template.name).render(v=variables, fmt=fmt, **funcs)
+    except jinja2.UndefinedError as err:
+        raise ManuscriptError(f"{template}: unresolved variable: {err.message}") from err
+    for kind, order in (("fig", FIGURE_ORDER), ("tbl", TABLE_ORDER)):
+        missing = [n for n in order if n not in floats.placed[kind]]
+        if missing:
+            raise ManuscriptError(f"{template}: {kind} not placed: {', '.join(missing)}")
+    return text, floats.used_claims
+
+
+def _env(epoch: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"SOURCE_DATE_EPOCH": str(epoch), "FORCE_SOURCE_DATE": "1", "TZ": "UTC",
+                "LC_ALL": "C.UTF-8"})
+    return env
+
+
+def _pandoc(args: list[str], cwd: Path, epoch: int) -> None:
+    proc = subprocess.run([pandoc(), *args], cwd=cwd, env=_env(epoch), capture_output=True,
+                          text=True, check=False)
+    if proc.returncode != 0:
+        raise ManuscriptError(f"pandoc {' '.join(args)}: {proc.stderr.strip()}")
+
+
+def _common(defaults: Path, bib: Path) -> list[str]:
+    # --columns: pipe tables wider than this would get dash-proportional widths and wrap
+    return ["--from", "markdown", "--standalone", "--citeproc", "--columns=10000",
+            "--bibliography", str(bib.resolve()), "--metadata-file", str(defaults.resolve())]
+
+
+def write_intermediate(
+    fmt: str, *, build: Path = paths.BUILD, template: Path = paths.MANUSCRIPT / "paper.md",
+    ledger: Path = paths.CLAIMS, summary: Path = paths.SUMMARY,
+) -> Path:
+    """Render ``paper.<fmt>.md`` from vars.json, the tables and the ledger."""
+    variables = json.loads((build / "vars.json").read_text(encoding="utf-8"))
+    raw = json.loads(summary.read_text(encoding="utf-8"))
+    text, _ = render_markdown(fmt, template=template, build=build, variables=variables,
+                              summary=raw, ledger=ledger)
+    out = build / f"paper.{fmt}.md"
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def _epoch(build: Path) -> int:
+    v = json.loads((build / "vars.json").read_text(encoding="utf-8"))
+    return int(v["source_date_epoch"])
+
+
+def write_tex(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> Path:
+    """Standalone ``paper.tex`` beside ``tables/`` and ``figures/`` (arXiv-ready)."""
+    _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
+             "paper.latex.md", "--to", "latex", "-o", "paper.tex"], build, _epoch(build))
+    return build / "paper.tex"
+
+
+def write_html(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> Path:
+    _pandoc([*_common(manuscript / "defaults" / "html.yaml", manuscript / "references.bib"),
+             "paper.html.md", "--to", "html5", "--mathml", "-o", "paper.html"],
+            build, _epoch(build))
+    return build / "paper.html"
+
+
+def latex_engine() -> str | None:
+    """The first LaTeX engine on PATH, unless ``SPECDEC_PDF_ENGINE=typst`` forces Typst."""
+    forced = os.environ.get("SPECDEC_PDF_ENGINE")
+    if forced:
+        return None if forced == "typst" else forced
+    return next((e for e in LATEX_ENGINES if shutil.which(e)), None)
+
+
+def typst_fonts() -> list[str]:
+    """Matplotlib's STIX fonts: the figures' font, so text and figures match."""
+    import matplotlib
+
+    return [str(Path(matplotlib.get_data_path()) / "fonts" / "ttf")]
+
+
+def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> str:
+    """``paper.pdf`` with a LaTeX engine if installed, else Typst; returns the engine line."""
+    epoch = _epoch(build)
+    engine = latex_engine()
+    if engine is not None:
+        _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
+                 "paper.latex.md", "--pdf-engine", engine, "-o", "paper.pdf"], build, epoch)
+        line = f"{engine} (via pandoc)"
+    else:
+        import typst
+
+        _pandoc([*_common(manuscript / "defaults" / "typst.yaml", manuscript / "references.bib"),
+                 "paper.typst.md", "--to", "typst", "-o", "paper.typ"], build, epoch)
+        typst.compile(str(build / "paper.typ"), output=str(build / "paper.pdf"),
+                      root=str(build), font_paths=typst_fonts(), ignore_system_fonts=True,
+                      timestamp=epoch)
+        line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
+    print(f"manuscript: paper.pdf made by {line}")
+    (build / "engine.txt").write_text(line + "\n", encoding="utf-8")
+    return line
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import version
+
+    return version(dist)
