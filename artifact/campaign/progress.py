@@ -1,0 +1,54 @@
+"""A small progress line with an ETA, on stderr."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _clock(seconds: float) -> str:
+    s = int(max(seconds, 0))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    """``label  12/30 [#######.....]  0.8 req/s  ETA 0:22``; a line per 10% when not a TTY."""
+
+    def __init__(self, label: str, total: int, done: int = 0, enabled: bool = True) -> None:
+        self.label, self.total, self.done, self.enabled = label, total, done, enabled
+        self.start_done = done
+        self.t0 = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self._last_decile = -1
+        self.show()
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        self.show()
+
+    def line(self) -> str:
+        elapsed = time.perf_counter() - self.t0
+        fresh = self.done - self.start_done
+        rate = fresh / elapsed if elapsed > 0 and fresh else 0.0
+        eta = (self.total - self.done) / rate if rate else float("nan")
+        width = 20
+        filled = int(width * self.done / self.total) if self.total else width
+        bar = "#" * filled + "." * (width - filled)
+        eta_s = _clock(eta) if eta == eta else "?"
+        return (f"{self.label}  {self.done}/{self.total} [{bar}]  {rate:.2f} req/s  "
+                f"ETA {eta_s}")
+
+    def show(self) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            print("\r" + self.line(), end="", file=sys.stderr, flush=True)
+            return
+        decile = 10 * self.done // self.total if self.total else 10
+        if decile != self._last_decile:
+            self._last_decile = decile
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            print(file=sys.stderr, flush=True)

