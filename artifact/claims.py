@@ -258,7 +258,8 @@ def verify(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m artifact.claims", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m artifact.claims",
+                                description="Recompute the claims ledger.")
     p.add_argument("--ledger", type=Path, default=paths.CLAIMS)
     p.add_argument("--summary", type=Path, default=paths.SUMMARY)
     p.add_argument("--vars", type=Path, default=paths.BUILD / "vars.json")

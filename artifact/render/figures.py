@@ -1,7 +1,8 @@
 """Figures from ``summary.json``, in one style.
 
-Style: Okabe–Ito colours, STIX serif text (Times-like, as the body text of the LaTeX output,
-set in Times, and of the Typst output, set in the same STIX font), authored at the 6.5 in text width so that text prints at 7.5–8 pt; saved as 600-dpi
+Style: Okabe-Ito colours; STIX serif text (Times-like: the LaTeX output sets its body in
+Times, the Typst output in this same STIX font); authored at the 6.5 in text width so that text
+prints at 7.5 to 8 pt; saved as 600-dpi
 PNG and vector PDF without timestamps or software stamps, so equal inputs give equal bytes.
 
 Each ``plot_*`` function takes finished results and an ``Axes`` and returns what it drew (a
@@ -23,6 +24,7 @@ matplotlib.use("Agg")
 logging.getLogger("fontTools").setLevel(logging.ERROR)  # subsetting chatter, not problems
 
 import matplotlib.pyplot as plt  # noqa: E402
+from cycler import cycler  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -47,7 +49,7 @@ STYLE: dict[str, Any] = {
     "ytick.labelsize": 7.5,
     "legend.fontsize": 7.5,
     "legend.frameon": False,
-    "axes.prop_cycle": matplotlib.cycler(color=list(OKABE_ITO)),
+    "axes.prop_cycle": cycler(color=list(OKABE_ITO)),
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.linewidth": 0.6,
@@ -339,19 +341,19 @@ FIGURES: dict[str, Callable[[Summary], Figure]] = {
 NAMES = tuple(FIGURES)
 
 
-def save(fig: Figure, stem: Path) -> list[Path]:
+def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
     """Write ``stem.png`` (600 dpi) and ``stem.pdf`` (vector), with no timestamps."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
-    fig.savefig(png, dpi=DPI, metadata=PNG_METADATA)
+    fig.savefig(png, dpi=dpi, metadata=PNG_METADATA)
     fig.savefig(pdf, metadata=PDF_METADATA)
     plt.close(fig)
     return [png, pdf]
 
 
-def write(summary_path: Path, name: str, out_dir: Path) -> list[Path]:
+def write(summary_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Build one figure from ``summary.json`` and save it under ``out_dir``."""
     summary = load(summary_path)
-    with plt.rc_context(STYLE):
+    with plt.rc_context(STYLE):  # type: ignore[arg-type]
         fig = FIGURES[name](summary)
-        return save(fig, out_dir / name)
+        return save(fig, out_dir / name, dpi=dpi)
