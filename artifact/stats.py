@@ -130,15 +130,23 @@ def bootstrap_mean_ci(
     counts = np.bincount((idx + offsets).ravel(), minlength=n_resamples * n)
     weights = counts.reshape(n_resamples, n).astype(np.float64)
     present = ~np.isnan(arr)
+    # einsum, not ``@``: a threaded BLAS spins on a busy 2-core machine, and numpy's own loop
+    # gives the same bytes on every machine.
     if present.all():
-        means = (weights @ arr) / n
+        means = _weighted_sums(weights, arr) / n
     else:
-        sums = weights @ np.where(present, arr, 0.0)
-        drawn = weights @ present.astype(np.float64)
+        sums = _weighted_sums(weights, np.where(present, arr, 0.0))
+        drawn = _weighted_sums(weights, present.astype(np.float64))
         means = np.full_like(sums, math.nan)
         np.divide(sums, drawn, out=means, where=drawn > 0)  # nan: the resample drew no value
     alpha = (1.0 - confidence) / 2.0
     return _column_quantile(means, alpha), _column_quantile(means, 1.0 - alpha)
+
+
+def _weighted_sums(weights: FloatArray, arr: FloatArray) -> FloatArray:
+    """``weights @ arr`` without BLAS: ``(n_resamples, n) x (n, k) -> (n_resamples, k)``."""
+    out: FloatArray = np.einsum("kn,bn->bk", np.ascontiguousarray(arr.T), weights)
+    return out
 
 
 def _column_quantile(v: FloatArray, q: float) -> FloatArray:

@@ -17,22 +17,22 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from artifact import records
 
-_LINE = re.compile(
-    r"^.*(?:draft acceptance|acc per pos|" + re.escape(records.MARKER_PREFIX) + r").*$",
-    re.MULTILINE,
-)
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf"
-_ACCEPT = re.compile(
-    r"draft acceptance\s*[=:]\s*(?P<alpha>" + _NUM + r")\s*"
-    r"\(\s*(?P<acc>\d+)\s*accepted\s*/\s*(?P<gen>\d+)\s*generated\s*\)"
-    r"(?:\s*,?\s*mean (?:acceptance )?len(?:gth)?\s*[=:]?\s*(?P<len>" + _NUM + r"))?",
-    re.IGNORECASE,
+_SP = r"[ \t]*"
+# One pass over the whole text finds markers and both kinds of line, in order.
+_EVENT = re.compile(
+    r"(?P<marker>" + re.escape(records.MARKER_PREFIX) + _SP + r"(?P<mk>warmup|measure) begin)"
+    r"|draft acceptance" + _SP + r"[=:]" + _SP + r"(?P<alpha>" + _NUM + r")" + _SP
+    + r"\(" + _SP + r"(?P<acc>\d+)" + _SP + r"accepted" + _SP + r"/" + _SP + r"(?P<gen>\d+)"
+    + _SP + r"generated" + _SP + r"\)"
+    r"(?:" + _SP + r",?" + _SP + r"mean (?:acceptance )?len(?:gth)?" + _SP + r"[=:]?" + _SP
+    + r"(?P<len>" + _NUM + r"))?"
+    r"|acc per pos" + _SP + r"[=:]" + _SP + r"[(\[](?P<vals>[^)\]\n]*)[)\]]"
 )
-_ACC_POS = re.compile(r"acc per pos\s*[=:]\s*[(\[](?P<vals>[^)\]]*)[)\]]", re.IGNORECASE)
-_SLOT = re.compile(r"\bid\s+(?P<slot>\d+)\s*\|\s*task\s+(?P<task>-?\d+)")
 _SPLIT = re.compile(r"[,\s]+")
 
 # Largest |log alpha - record alpha| still taken as the same request: both come from the same
@@ -49,7 +49,6 @@ class LogEntry:
     alpha: float  # accepted / generated, from the integers (the printed ratio is rounded)
     mean_len: float | None
     acc_per_pos: tuple[float, ...] | None
-    slot: tuple[int, int] | None  # (slot id, task id) when the prefix shows them
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,9 @@ def _float(s: str) -> float:
 def parse_server_log(text: str) -> ParsedLog:
     """Measured draft-acceptance entries of a server log, in order.
 
-    Without any runner marker, every line counts (the caller reports that).
+    An ``acc per pos`` line belongs to the ``draft acceptance`` line just before it (the server
+    prints the two back to back, one request at a time). Without any runner marker, every
+    line counts (the caller reports that).
 
     >>> log = '''[specdec-runner] warmup begin (server start 1)
     ... slot print_timing: id  0 | task 1 | draft acceptance = 0.50000 (  1 accepted /  2 generated), mean len =  1.50
@@ -80,52 +81,24 @@ def parse_server_log(text: str) -> ParsedLog:
     >>> len(p.entries), p.entries[0].alpha, p.entries[0].mean_len, p.entries[0].acc_per_pos
     (1, 0.75, 2.5, (1.0, 0.5))
     """  # noqa: E501
-    lines = [m.group(0) for m in _LINE.finditer(text)]
-    has_markers = any(records.MARKER_PREFIX in ln for ln in lines)
+    has_markers = records.MEASURE_MARKER in text
     measuring = not has_markers
-    entries: list[LogEntry] = []
-    for line in lines:
-        if records.MARKER_PREFIX in line:
-            if "measure begin" in line:
-                measuring = True
-            elif "warmup begin" in line:
-                measuring = False
+    rows: list[list[Any]] = []  # [accepted, generated, alpha, mean_len, acc_per_pos]
+    for m in _EVENT.finditer(text):
+        if m["marker"]:
+            measuring = m["mk"] == "measure"
+        elif not measuring:
             continue
-        if not measuring:
-            continue
-        slot_m = _SLOT.search(line)
-        slot = (int(slot_m["slot"]), int(slot_m["task"])) if slot_m else None
-        m = _ACCEPT.search(line)
-        if m:
+        elif m["acc"] is not None:
             acc, gen = int(m["acc"]), int(m["gen"])
-            entries.append(
-                LogEntry(
-                    accepted=acc,
-                    generated=gen,
-                    alpha=acc / gen if gen > 0 else _float(m["alpha"]),
-                    mean_len=_float(m["len"]) if m["len"] is not None else None,
-                    acc_per_pos=None,
-                    slot=slot,
-                )
-            )
-            continue
-        p = _ACC_POS.search(line)
-        if p:
-            vals = tuple(_float(v) for v in _SPLIT.split(p["vals"].strip()) if v)
-            # The vector belongs to the latest entry still without one (of the same slot/task
-            # when the prefix names it): the server prints the two lines back to back.
-            for i in range(len(entries) - 1, max(-1, len(entries) - 9), -1):
-                e = entries[i]
-                if e.acc_per_pos is None and (slot is None or e.slot is None or e.slot == slot):
-                    entries[i] = LogEntry(
-                        accepted=e.accepted,
-                        generated=e.generated,
-                        alpha=e.alpha,
-                        mean_len=e.mean_len,
-                        acc_per_pos=vals,
-                        slot=e.slot,
-                    )
-                    break
+            alpha = acc / gen if gen > 0 else _float(m["alpha"])
+            rows.append([acc, gen, alpha, None if m["len"] is None else _float(m["len"]), None])
+        elif rows and rows[-1][4] is None:
+            rows[-1][4] = tuple(_float(v) for v in _SPLIT.split(m["vals"].strip()) if v)
+    entries = [
+        LogEntry(accepted=a, generated=g, alpha=al, mean_len=ml, acc_per_pos=v)
+        for a, g, al, ml, v in rows
+    ]
     return ParsedLog(entries, has_markers)
 
 
