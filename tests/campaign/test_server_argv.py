@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from artifact.campaign.server import ServerFiles, build_argv, free_port
+from artifact.spec import load_campaign
+from artifact import paths
+
+
+def spec(run_id: str):
+    return load_campaign(paths.CAMPAIGNS / "cpu-study.toml").run(run_id)
+
+
+def test_argv_is_a_list_bound_to_loopback_with_metrics_and_verbose_log() -> None:
+    argv = build_argv(ServerFiles(binary=Path("/b/llama-server"), model=Path("t.gguf"),
+                                  draft_model=Path("d.gguf")), spec("curves-draft-q2k-k8"), 9000)
+    joined = " ".join(argv)
+    assert argv[0] == "/b/llama-server"
+    assert "--host 127.0.0.1 --port 9000" in joined
+    assert "--metrics" in argv and "-lv 4" in joined
+    assert "--spec-type draft-simple -md d.gguf" in joined
+    assert "--spec-draft-n-max 8" in joined
+
+
+def test_no_draft_run_has_no_spec_flags() -> None:
+    argv = build_argv(ServerFiles(binary=Path("s"), model=Path("t.gguf"), draft_model=None),
+                      spec("final-none"), 1)
+    assert not any(a.startswith("--spec") or a == "-md" for a in argv)
+
+
+def test_slots_follow_concurrency_and_context_is_per_slot() -> None:
+    s = load_campaign(paths.CAMPAIGNS / "kick.toml").run("kick-ngram-mod-c2")
+    argv = build_argv(ServerFiles(binary=Path("s"), model=Path("t"), draft_model=None), s, 1)
+    assert argv[argv.index("-np") + 1] == "2"
+    assert argv[argv.index("-c") + 1] == str(2 * s.ctx_size)
+
+
+def test_free_port_is_usable() -> None:
+    assert 0 < free_port() < 65536

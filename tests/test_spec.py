@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from artifact.spec import SpecError, load_campaign
+
+HEAD = """
+[campaign]
+name = "t"
+[defaults]
+target = "m"
+prompt_set = "kick"
+family = "final"
+[models.m]
+builtin = "smollm2-135m-q4_1"
+family = "smollm2-135m"
+quant = "Q4_1"
+"""
+
+
+def write(tmp_path: Path, body: str) -> Path:
+    f = tmp_path / "c.toml"
+    f.write_text(HEAD + body)
+    return f
+
+
+def test_valid_campaign_resolves_defaults(tmp_path: Path) -> None:
+    camp = load_campaign(write(tmp_path, '[[run]]\nid = "a"\ndrafter = "ngram-mod"\nk = 4\n'))
+    (run,) = camp.runs
+    assert run.run_id == "a" and run.k == 4 and run.ctx_size == 2048
+    assert run.target == "smollm2-135m" and run.target_quant == "Q4_1"
+    assert run.sha256 == load_campaign(tmp_path / "c.toml").runs[0].sha256
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ('[[run]]\nid = "a"\ndrafter = "ngram-mod"\nbogus = 1\n', "run[0].bogus: unknown key"),
+        ('[[run]]\nid = "a"\ndrafter = "ngram-mod"\nk = "four"\n', "run[0].k: expected a positive"),
+        ('[[run]]\nid = "a"\ndrafter = "eagle9"\n', "run[0].drafter: unknown drafter 'eagle9'"),
+        ('[[run]]\nid = "a"\ndrafter = "draft-simple"\n', "run[0].draft_model: drafter"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nk = 2\n', "run[0].k: drafter none"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\ntemperature = -1\n', "run[0].temperature"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\n[[run]]\nid = "a"\ndrafter = "none"\n',
+         "run[1].id: duplicate"),
+        ('[[run]]\nid = "a b"\ndrafter = "none"\n', "run[0].id: expected letters"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nfamily = "x"\n', "run[0].family"),
+        ('[models.p]\npath = "nope.gguf"\nfamily = "f"\nquant = "Q"\n'
+         '[[run]]\nid = "a"\ndrafter = "none"\n', "models.p.path: file not found"),
+        ('[server]\nbinary = "nope"\n[[run]]\nid = "a"\ndrafter = "none"\n',
+         "server.binary: file not found"),
+        ('[extra]\n[[run]]\nid = "a"\ndrafter = "none"\n', "extra: unknown table"),
+    ],
+)
+def test_bad_campaigns_fail_with_one_line_naming_file_and_field(
+        tmp_path: Path, body: str, where: str) -> None:
+    with pytest.raises(SpecError) as err:
+        load_campaign(write(tmp_path, body))
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(str(tmp_path / "c.toml")) or msg.startswith("c.toml")
+    assert where in msg
+
+
+def test_missing_and_broken_files(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="file not found"):
+        load_campaign(tmp_path / "none.toml")
+    bad = tmp_path / "b.toml"
+    bad.write_text("[campaign\n")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_campaign(bad)
+
+
+def test_committed_campaigns_are_valid() -> None:
+    from artifact.spec import campaign_files
+
+    files = campaign_files()
+    assert {f.name for f in files} >= {"cpu-study.toml", "kick.toml"}
+    for f in files:
+        assert load_campaign(f).runs
