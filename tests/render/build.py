@@ -1,0 +1,24 @@
+"""A whole clean build into one directory, as the doit tasks do it (for tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from artifact import paths
+from artifact.render import figures, manuscript, tables
+from artifact.render import vars as rvars
+
+
+def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
+    for name in tables.NAMES:
+        tables.write(summary, name, build / "tables", paths.TEMPLATES)
+    for name in figures.NAMES:
+        figures.write(summary, name, build / "figures")
+    rvars.write(summary, build / "vars.json")
+    for fmt in manuscript.FORMATS:
+        manuscript.write_intermediate(fmt, build=build, summary=summary)
+    manuscript.write_tex(build=build)
+    manuscript.write_html(build=build)
+    if pdf:
+        manuscript.write_pdf(build=build)
+    return build

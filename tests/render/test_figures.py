@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.axes import Axes
+
+from artifact.render import figures, model
+
+from .fixture import build_summary
+
+
+@pytest.fixture
+def ax() -> Iterator[Axes]:
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig, a = plt.subplots()
+        yield a
+        plt.close(fig)
+
+
+@pytest.fixture
+def summary() -> model.Summary:
+    return model.from_json(build_summary())
+
+
+def test_speedup_draws_each_ratio(ax: Axes, summary: model.Summary) -> None:
+    drawn = figures.plot_speedup(ax, summary)
+    assert drawn.reference == 1.0
+    assert drawn.groups == ("overall", "code", "chat", "math")
+    raw = summary.raw["speedup"]
+    for i, run in enumerate(summary.speedup_ids):
+        assert drawn.categories[i] == summary.configs[run].label
+        assert drawn.values["overall"][i] == raw[run]["overall"]["mean_ratio"]
+    # a null ratio is not drawn as a bar of 0
+    i = summary.speedup_ids.index("final-ngram-cache")
+    assert drawn.values["math"][i] is None
+    n_bars = sum(len(c.patches) for c in ax.containers)
+    assert n_bars == sum(v is not None for vs in drawn.values.values() for v in vs)
+
+
+def test_positions_curves_and_bands(ax: Axes, summary: model.Summary) -> None:
+    curves = figures.position_curves(summary, "code")
+    drawn = figures.plot_positions(ax, curves)
+    assert [c.label for c in drawn.curves] == ["draft Q4_1 k=8", "ngram-mod k=8"]
+    for c in drawn.curves:
+        assert all(lo <= m <= hi for lo, m, hi in zip(c.ci_low, c.mean, c.ci_high, strict=True))
+    assert len(ax.lines) == 2 and len(ax.collections) == 2  # one band per curve
+
+
+def test_breakeven_lines_baseline_and_points(ax: Axes, summary: model.Summary) -> None:
+    lines, base = figures.breakeven_lines(summary, None)
+    drawn = figures.plot_breakeven(ax, lines, base)
+    assert drawn.baseline == 60.0
+    assert [ln.label for ln in drawn.lines] == ["ngram-mod k=2", "ngram-mod k=4", "ngram-mod k=8"]
+    for ln in drawn.lines:
+        assert ln.alpha_be is not None
+        assert ln.a + ln.beta * ln.alpha_be == pytest.approx(60.0, rel=1e-4)
+    # a failed domain fit is left out, not drawn as a line
+    math_lines, _ = figures.breakeven_lines(summary, "math")
+    assert [ln.label for ln in math_lines] == ["ngram-mod k=2", "ngram-mod k=4"]
+
+
+def test_hardware_panels(summary: model.Summary) -> None:
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig, (a, b) = plt.subplots(1, 2)
+        tok, ttft = figures.plot_hardware(a, b, summary)
+        plt.close(fig)
+    assert tok.categories == ttft.categories
+    assert len(tok.categories) == len(summary.final_ids)
+    assert ttft.markers is not None and set(ttft.markers) == {"median", "p95"}
+
+
+@pytest.mark.parametrize("name", figures.NAMES)
+def test_every_figure_is_text_width(name: str, summary: model.Summary) -> None:
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig = figures.FIGURES[name](summary)
+        assert fig.get_figwidth() == figures.TEXT_WIDTH_IN
+        plt.close(fig)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from artifact import claims, paths
+from artifact.render import manuscript, model, tables
+from artifact.render import vars as rvars
+
+from .fixture import build_summary
+
+
+def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]]:
+    raw = build_summary()
+    s = model.from_json(raw)
+    build = tmp_path / "build"
+    (build / "tables").mkdir(parents=True)
+    for name in tables.NAMES:
+        (build / "tables" / f"{name}.md").write_text(
+            tables.render(s, name, "md", paths.TEMPLATES), encoding="utf-8")
+    return build, rvars.compute(s), raw
+
+
+@pytest.mark.parametrize("fmt", manuscript.FORMATS)
+def test_paper_renders_without_unresolved_names(tmp_path: Path, fmt: str) -> None:
+    build, v, raw = _prepare(tmp_path)
+    text, used = manuscript.render_markdown(
+        fmt, template=paths.MANUSCRIPT / "paper.md", build=build, variables=v, summary=raw,
+        ledger=paths.CLAIMS)
+    assert "{{" not in text and "{%" not in text
+    assert used, "the paper states no claim"
+
+
+def test_every_claim_in_the_text_is_in_the_ledger() -> None:
+    text = (paths.MANUSCRIPT / "paper.md").read_text(encoding="utf-8")
+    ids = set(re.findall(r"""claim\(\s*["']([^"']+)["']\s*\)""", text))
+    ledger = {c.id for c in claims.load(paths.CLAIMS)}
+    assert ids, "no claim() in paper.md"
+    assert ids <= ledger, f"not in the ledger: {sorted(ids - ledger)}"
+
+
+def test_unresolved_variable_fails(tmp_path: Path) -> None:
+    build, v, raw = _prepare(tmp_path)
+    tpl = tmp_path / "bad.md"
+    tpl.write_text("Speedup {{ v.no_such_number }}\n", encoding="utf-8")
+    with pytest.raises(manuscript.ManuscriptError, match="unresolved variable"):
+        manuscript.render_markdown("html", template=tpl, build=build, variables=v,
+                                   summary=raw, ledger=paths.CLAIMS)
+
+
+def test_unknown_claim_fails(tmp_path: Path) -> None:
+    build, v, raw = _prepare(tmp_path)
+    tpl = tmp_path / "bad.md"
+    tpl.write_text('{{ claim("no-such-claim") }}\n', encoding="utf-8")
+    with pytest.raises(manuscript.ManuscriptError, match="not in the claims ledger"):
+        manuscript.render_markdown("html", template=tpl, build=build, variables=v,
+                                   summary=raw, ledger=paths.CLAIMS)
+
+
+def test_floats_out_of_order_fail(tmp_path: Path) -> None:
+    build, v, raw = _prepare(tmp_path)
+    tpl = tmp_path / "bad.md"
+    tpl.write_text('{{ figure("hardware", "x") }}\n', encoding="utf-8")
+    with pytest.raises(manuscript.ManuscriptError, match="out of order"):
+        manuscript.render_markdown("html", template=tpl, build=build, variables=v,
+                                   summary=raw, ledger=paths.CLAIMS)
+
+
+def test_vars_are_canonical_json() -> None:
+    v = rvars.compute(model.from_json(build_summary()))
+    text = rvars.dumps(v)
+    assert json.loads(text) == v
+    assert v["draft_model"]["all_slower"] is True
+    assert v["best"]["drafter_key"] == "ngram-mod k=4"

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from artifact import paths
+from artifact.render import model, tables
+from artifact.render.text import DASH, md_escape, tex_escape
+
+from .fixture import build_summary
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("fmt", tables.FORMATS)
+@pytest.mark.parametrize("name", tables.NAMES)
+def test_golden(name: str, fmt: str) -> None:
+    got = tables.render(model.from_json(build_summary()), name, fmt, paths.TEMPLATES)
+    golden = GOLDEN / f"{name}.{fmt}"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(got, encoding="utf-8")
+    assert got == golden.read_text(encoding="utf-8")
+
+
+HOSTILE = r"a_b&c% \input{/etc/passwd} $x^2$ #1 ~{}| *em* [l](u) <b>"
+
+
+def test_hostile_label_is_escaped_in_latex() -> None:
+    s = model.from_json(build_summary(hostile_label=HOSTILE))
+    tex = tables.render(s, "speedup", "tex", paths.TEMPLATES)
+    assert tex_escape(HOSTILE) in tex
+    assert r"\input{" not in tex
+    row = next(line for line in tex.splitlines() if "passwd" in line)
+    # the label adds no column separators and no row ends of its own
+    lines = tex.splitlines()
+    first_row = lines[lines.index(r"\midrule") + 1]
+    assert row.count(" & ") == first_row.count(" & ")
+    assert row.count(r"\\") == 1
+
+
+def test_hostile_label_is_escaped_in_markdown() -> None:
+    s = model.from_json(build_summary(hostile_label=HOSTILE))
+    md = tables.render(s, "speedup", "md", paths.TEMPLATES)
+    assert md_escape(HOSTILE) in md
+    row = next(line for line in md.splitlines() if "passwd" in line)
+    header = md.splitlines()[0]
+    assert row.replace("\\|", "").count("|") == header.count("|")
+
+
+@pytest.mark.parametrize("name", tables.NAMES)
+def test_missing_is_an_em_dash_never_zero_or_nan(name: str) -> None:
+    s = model.from_json(build_summary())
+    for fmt in tables.FORMATS:
+        out = tables.render(s, name, fmt, paths.TEMPLATES)
+        assert not re.search(r"\b(nan|NaN|None|inf)\b", out)
+
+
+def test_null_speedup_prints_em_dash() -> None:
+    s = model.from_json(build_summary())
+    md = tables.render(s, "speedup", "md", paths.TEMPLATES)
+    tex = tables.render(s, "speedup", "tex", paths.TEMPLATES)
+    assert next(r for r in md.splitlines() if r.startswith("| ngram-cache")).endswith(f"{DASH} |")
+    assert next(r for r in tex.splitlines() if r.startswith("ngram-cache")).endswith(r"--- \\")
+
+
+def test_no_gpu_memory_is_dash_not_zero() -> None:
+    s = model.from_json(build_summary())
+    md = tables.render(s, "hardware", "md", paths.TEMPLATES)
+    row = next(r for r in md.splitlines() if r.startswith("| no draft |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[6] == DASH and cells[7] == DASH
+
+
+def test_write_produces_both_formats(summary_path: Path, tmp_path: Path) -> None:
+    out = tables.write(summary_path, "quant", tmp_path / "t", paths.TEMPLATES)
+    assert [p.name for p in out] == ["quant.md", "quant.tex"]
+
+
+def test_schema_errors_name_file_and_field(tmp_path: Path) -> None:
+    raw = build_summary()
+    raw["schema_version"] = 2
+    with pytest.raises(model.SummaryError, match=r"x\.json: field 'schema_version'"):
+        model.from_json(raw, "x.json")
+    raw = build_summary()
+    del raw["runs"]["final-none"]["label"]
+    with pytest.raises(model.SummaryError, match=r"field 'runs\.final-none\.label': missing"):
+        model.from_json(raw, "x.json")
