@@ -16,10 +16,16 @@ from artifact.analysis.runs import Run
 
 
 @dataclass(frozen=True, kw_only=True)
+class Center:
+    mean: float
+    median: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class Location:
-    mean: float | None
-    median: float | None
-    p95: float | None = None
+    mean: float
+    median: float
+    p95: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,7 +34,7 @@ class ConfigStats:
 
     n: int
     tok_per_s: Location
-    alpha: Location | None  # None for a run without a drafter
+    alpha: Center | None  # None for a run without a drafter
     tau_mean: float | None
     ttft_ms: Location
     peak_gpu_mem_mib: float | None
@@ -45,9 +51,14 @@ class Speedup:
     ratio_of_means: float
 
 
-def _loc(values: Sequence[float], *, p95: bool) -> Location:
+def _loc(values: Sequence[float]) -> Location:
     s = stats.summarize(np.asarray(values, dtype=np.float64))
-    return Location(mean=s.mean, median=s.median, p95=s.p95 if p95 else None)
+    return Location(mean=s.mean, median=s.median, p95=s.p95)
+
+
+def _center(values: Sequence[float]) -> Center:
+    s = stats.summarize(np.asarray(values, dtype=np.float64))
+    return Center(mean=s.mean, median=s.median)
 
 
 def gpu_peaks(vram: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
@@ -92,10 +103,10 @@ def _stats(
     alphas = [r.alpha for r in recs if r.alpha is not None]
     return ConfigStats(
         n=len(recs),
-        tok_per_s=_loc([r.timings.predicted_per_second for r in recs], p95=True),
-        alpha=_loc(alphas, p95=False) if drafted else None,
+        tok_per_s=_loc([r.timings.predicted_per_second for r in recs]),
+        alpha=_center(alphas) if drafted else None,
         tau_mean=tau,
-        ttft_ms=_loc([r.ttft_ms for r in recs if r.ttft_ms is not None], p95=True),
+        ttft_ms=_loc([r.ttft_ms for r in recs if r.ttft_ms is not None]),
         peak_gpu_mem_mib=peaks[0],
         peak_power_w=peaks[1],
         duration_s=duration_s,
