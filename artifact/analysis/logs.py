@@ -21,23 +21,26 @@ from typing import Any
 
 from artifact import records
 
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf"
-_SP = r"[ \t]*"
-# One pass over the whole text finds markers and both kinds of line, in order.
+_NUM = r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf)"
+# One pass over the whole text finds markers and both kinds of line, in order. ``[ \t]*``
+# (never ``\s``) keeps a match inside one line.
 _EVENT = re.compile(
-    r"(?P<marker>" + re.escape(records.MARKER_PREFIX) + _SP + r"(?P<mk>warmup|measure) begin)"
-    r"|draft acceptance" + _SP + r"[=:]" + _SP + r"(?P<alpha>" + _NUM + r")" + _SP
-    + r"\(" + _SP + r"(?P<acc>\d+)" + _SP + r"accepted" + _SP + r"/" + _SP + r"(?P<gen>\d+)"
-    + _SP + r"generated" + _SP + r"\)"
-    r"(?:" + _SP + r",?" + _SP + r"mean (?:acceptance )?len(?:gth)?" + _SP + r"[=:]?" + _SP
-    + r"(?P<len>" + _NUM + r"))?"
-    r"|acc per pos" + _SP + r"[=:]" + _SP + r"[(\[](?P<vals>[^)\]\n]*)[)\]]"
+    r"""
+    (?P<marker> \[specdec-runner\] [ \t]* (?P<mk>warmup|measure) \ begin )
+    | draft\ acceptance [ \t]* [=:] [ \t]* (?P<alpha>NUM) [ \t]*
+      \( [ \t]* (?P<acc>\d+) [ \t]* accepted [ \t]* / [ \t]* (?P<gen>\d+) [ \t]* generated [ \t]* \)
+      (?: [ \t]* ,? [ \t]* mean\ (?:acceptance\ )? len(?:gth)? [ \t]* [=:]? [ \t]* (?P<len>NUM) )?
+    | acc\ per\ pos [ \t]* [=:] [ \t]* [(\[] (?P<vals>[^)\]\n]*) [)\]]
+    """.replace("NUM", _NUM),
+    re.VERBOSE,
 )
 _SPLIT = re.compile(r"[,\s]+")
 
 # Largest |log alpha - record alpha| still taken as the same request: both come from the same
 # integer counters, so a real pair differs only by the log's 5-decimal print.
 ALPHA_TOLERANCE = 0.01
+# How far (in drafted records) a completion may be reordered between the log and the results.
+SWAP_WINDOW = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,11 +117,13 @@ class Pairing:
     problem: str | None  # one line when not ok
 
 
-def pair(
-    recs: Sequence[records.Result], entries: Sequence[LogEntry], *, where: str
-) -> Pairing:
+def pair(recs: Sequence[records.Result], entries: Sequence[LogEntry], *, where: str) -> Pairing:
     """The i-th measured entry belongs to the i-th record with a non-null alpha.
 
+    With concurrent requests the log and ``results.jsonl`` can order near-simultaneous
+    completions differently, so when entry i's counts (accepted, generated) differ from record
+    i's (``draft_n_accepted``, ``draft_n``), the nearest unused entry within
+    :data:`SWAP_WINDOW` positions with the record's exact counts is taken instead.
     A count mismatch, or an alpha differing by more than :data:`ALPHA_TOLERANCE`, makes the
     pairing not ok (``problem`` says why, naming the run ``where``).
     """
@@ -136,8 +141,26 @@ def pair(
                 f"for {len(drafted)} record(s) with alpha; per-position acceptance and tau skipped"
             ),
         )
+    used = [False] * len(entries)
     diff = 0.0
-    for i, e in zip(drafted, entries, strict=True):
+    for j, i in enumerate(drafted):
+        t = recs[i].timings
+        want = (t.draft_n_accepted, t.draft_n)
+        pick = j
+        if used[j] or (entries[j].accepted, entries[j].generated) != want:
+            near = sorted(
+                range(max(0, j - SWAP_WINDOW), min(len(entries), j + SWAP_WINDOW + 1)),
+                key=lambda c: (abs(c - j), c),
+            )
+            exact = [
+                c
+                for c in near
+                if not used[c] and (entries[c].accepted, entries[c].generated) == want
+            ]
+            free = [c for c in near if not used[c]]
+            pick = exact[0] if exact else (j if not used[j] else (free[0] if free else j))
+        used[pick] = True
+        e = entries[pick]
         alpha = recs[i].alpha
         assert alpha is not None
         d = abs(e.alpha - alpha)
