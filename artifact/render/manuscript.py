@@ -74,7 +74,7 @@ class _Floats:
         n = self._number(kind, name)
         word = "Figure" if kind == "fig" else "Table"
         if self.fmt == "latex":
-            return Raw(f"{word}~\\ref{{{key}}}")
+            return Raw(f"{word}\u00a0\\ref{{{key}}}")  # pandoc writes a no-break space as ~
         return Raw(f"{word} {n}")
 
     def _place(self, kind: str, name: str) -> int:
