@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from artifact.analysis.logs import ALPHA_TOLERANCE, parse_server_log, pair
+from artifact.analysis.logs import ALPHA_TOLERANCE, pair, parse_server_log
 from artifact.records import result_from_row
 from tests.corpus import accept_line, pos_line, record
 
@@ -72,7 +72,8 @@ def test_tolerant_formats(line):
 
 
 def test_old_format_without_mean_len():
-    (e,) = parse_server_log("draft acceptance = 0.25000 (    1 accepted /     4 generated)\n").entries
+    line = "draft acceptance = 0.25000 (    1 accepted /     4 generated)\n"
+    (e,) = parse_server_log(line).entries
     assert e.mean_len is None and e.alpha == 0.25
 
 

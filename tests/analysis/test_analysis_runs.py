@@ -49,11 +49,11 @@ def test_describe_errors_name_run_and_field(over, msg):
 def test_describe_missing_field_and_prompt_set():
     cfg = _config()
     del cfg["spec"]["target_quant"]
-    with pytest.raises(ConfigError, match="spec.target_quant: missing"):
+    with pytest.raises(ConfigError, match=r"spec\.target_quant: missing"):
         describe(cfg, where="d")
     cfg = _config()
     del cfg["prompt_set"]
-    with pytest.raises(ConfigError, match="prompt_set.sha256"):
+    with pytest.raises(ConfigError, match=r"prompt_set\.sha256"):
         describe(cfg, where="d")
 
 
@@ -92,7 +92,8 @@ def test_load_runs_skips_bad_config_and_keeps_the_rest(tmp_path):
     (tmp_path / "broken" / "config.json").write_text("{not json")
     loaded, warnings = runs.load_runs(tmp_path)
     assert [r.desc.run_id for r in loaded] == ["good"]
-    assert any(w.startswith("run bad: config.json: spec.drafter: unknown drafter") for w in warnings)
+    unknown = "run bad: config.json: spec.drafter: unknown drafter"
+    assert any(w.startswith(unknown) for w in warnings)
     assert any(w.startswith("run broken: config.json: cannot read JSON") for w in warnings)
     assert any(w.startswith("run junk: no config.json") for w in warnings)
 
