@@ -1,0 +1,151 @@
+"""Benchmark of the analysis stage on the synthetic corpus (not a timed test).
+
+    nice -n 19 python benchmarks/bench_analysis.py [--scales 1 4 16] [--repeats 3]
+
+Prints:
+1. the whole analysis (``build_summary``: load, pair, statistics, rounding) on the 1x corpus,
+   after one untimed warm-up call; wall and CPU time, best of ``--repeats``;
+2. the per-position bootstrap on the same data, vectorized (what the analysis does: one draw per
+   run and group, all positions at once) side by side with a plain loop over resamples (per run,
+   group and position, ``rng.choice`` once per resample), and their ratio; also a loop over
+   resamples that resamples all positions at once per iteration, the fairest loop;
+3. the whole analysis at each scale, with time per record (linear growth keeps it flat).
+
+Goals (issue 3): whole analysis < 2 s on 2 cores; vectorized bootstrap >= 20x the loop;
+linear growth. On a shared machine CPU time is the steadier figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from artifact import stats  # noqa: E402
+from artifact.analysis import build_summary, load_runs  # noqa: E402
+from artifact.analysis.logs import pair  # noqa: E402
+from artifact.analysis.positions import CONFIDENCE, N_RESAMPLES, matrix, rng_for  # noqa: E402
+from tests.corpus import write_corpus  # noqa: E402
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """Best wall and CPU seconds of ``repeats`` calls."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w)
+        cpus.append(time.process_time() - c)
+    return min(walls), min(cpus)
+
+
+def position_groups(root: Path) -> list[tuple[str, str, np.ndarray]]:
+    """(run id, group, records x positions matrix): exactly what the analysis bootstraps."""
+    runs, _ = load_runs(root)
+    out = []
+    for run in runs:
+        if run.desc.family not in ("curves", "ksweep") or run.log is None:
+            continue
+        p = pair(run.records, run.log, where=run.desc.run_id)
+        rows = [
+            (r.domain, e.acc_per_pos)
+            for r, e, bad in zip(run.records, p.entry_of, run.spurious, strict=True)
+            if not bad and e is not None and e.acc_per_pos
+        ]
+        m = matrix([v for _, v in rows])
+        doms = np.array([d for d, _ in rows])
+        out.append((run.desc.run_id, "all", m))
+        out += [(run.desc.run_id, d, m[doms == d]) for d in sorted(set(doms.tolist()))]
+    return out
+
+
+def vectorized(groups: list[tuple[str, str, np.ndarray]]) -> None:
+    for rid, g, m in groups:
+        stats.bootstrap_mean_ci(m, rng=rng_for(rid, g), n_resamples=N_RESAMPLES)
+
+
+def loop_per_position(groups: list[tuple[str, str, np.ndarray]]) -> None:
+    """The plain version: for every run, group and position, one resample per iteration."""
+    lo_q, hi_q = 100 * (1 - CONFIDENCE) / 2, 100 * (1 + CONFIDENCE) / 2
+    for rid, g, m in groups:
+        rng = rng_for(rid, g)
+        for j in range(m.shape[1]):
+            col = m[:, j][~np.isnan(m[:, j])]
+            means = []
+            for _ in range(N_RESAMPLES):
+                means.append(rng.choice(col, size=col.size, replace=True).mean())
+            np.percentile(means, [lo_q, hi_q])
+
+
+def loop_joint(groups: list[tuple[str, str, np.ndarray]]) -> None:
+    """A tighter loop: one iteration per resample, all positions of a group at once."""
+    for rid, g, m in groups:
+        rng = rng_for(rid, g)
+        n = m.shape[0]
+        means = np.empty((N_RESAMPLES, m.shape[1]))
+        for b in range(N_RESAMPLES):
+            means[b] = m[rng.integers(0, n, n)].mean(axis=0)
+        np.quantile(means, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--scales", type=float, nargs="+", default=[1.0, 4.0, 16.0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
+        roots: dict[float, Path] = {}
+        for scale in args.scales:
+            root = Path(tmp) / f"x{scale:g}"
+            w = time.perf_counter()
+            write_corpus(root, scale=scale)
+            n_rec = sum(1 for p in root.glob("*/results.jsonl") for _ in p.open())
+            mib = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 2**20
+            print(f"corpus {scale:g}x: {len(list(root.iterdir()))} runs, {n_rec} records, "
+                  f"{mib:.0f} MiB (written in {time.perf_counter() - w:.1f} s)")
+            roots[scale] = root
+        base = roots[args.scales[0]]
+
+        build_summary(base)  # warm-up: imports, caches, first-touch allocations
+        wall, cpu = timed(lambda: build_summary(base), args.repeats)
+        print(f"\nwhole analysis, {args.scales[0]:g}x: {wall:.3f} s wall, {cpu:.3f} s CPU "
+              f"(best of {args.repeats}; goal < 2 s)")
+
+        groups = position_groups(base)
+        n_cols = sum(m.shape[1] for _, _, m in groups)
+        n_rows = sum(m.shape[0] for _, _, m in groups)
+        print(f"\nbootstrap: {len(groups)} (run, group) matrices, {n_cols} (run, group, position)"
+              f" columns, {n_rows} rows, {N_RESAMPLES} resamples")
+        vectorized(groups)
+        v_wall, v_cpu = timed(lambda: vectorized(groups), args.repeats)
+        l_wall, l_cpu = timed(lambda: loop_per_position(groups), 1)
+        j_wall, j_cpu = timed(lambda: loop_joint(groups), 1)
+        print(f"  vectorized (one draw per group):     {v_wall:8.3f} s wall {v_cpu:8.3f} s CPU")
+        print(f"  loop per resample, per position:     {l_wall:8.3f} s wall {l_cpu:8.3f} s CPU"
+              f"   ratio {l_wall / v_wall:6.1f}x wall {l_cpu / v_cpu:6.1f}x CPU (goal >= 20x)")
+        print(f"  loop per resample, positions joint:  {j_wall:8.3f} s wall {j_cpu:8.3f} s CPU"
+              f"   ratio {j_wall / v_wall:6.1f}x wall {j_cpu / v_cpu:6.1f}x CPU")
+
+        print("\nscaling (whole analysis):")
+        first: float | None = None
+        for scale, root in roots.items():
+            n_rec = sum(1 for p in root.glob("*/results.jsonl") for _ in p.open())
+            reps = args.repeats if scale <= 4 else 1
+            wall, cpu = timed(lambda root=root: build_summary(root), reps)
+            per = cpu / n_rec * 1e6
+            first = first or per
+            print(f"  {scale:4g}x {n_rec:8d} records  {wall:8.3f} s wall {cpu:8.3f} s CPU  "
+                  f"{per:6.1f} us CPU/record  ({per / first:.2f} of 1x per record)")
+
+
+if __name__ == "__main__":
+    main()
