@@ -85,14 +85,33 @@ def _nan_warnings(nan_paths: Sequence[str]) -> list[str]:
 
 
 def _environment(runs: Sequence[Run], warnings: list[str]) -> dict[str, Any] | None:
+    """The final runs' fingerprint: the first run's, checked equal across runs.
+
+    ``model_sha256`` maps model keys to hashes and runs use different models, so it is merged
+    over the runs; only a key with two different hashes is a warning.
+    """
     finals = [r for r in runs if r.desc.family == "final"] or list(runs)
     if not finals:
         return None
     first = finals[0]
     env: dict[str, Any] = {f: first.desc.environment.get(f) for f in ENV_FIELDS}
+    models: dict[str, Any] = {}
+    model_from: dict[str, str] = {}
+    for r in finals:
+        shas = r.desc.environment.get("model_sha256")
+        for key, sha in sorted(shas.items()) if isinstance(shas, Mapping) else []:
+            if key in models and models[key] != sha:
+                warnings.append(
+                    f"environment: model_sha256[{key}] differs between runs "
+                    f"{model_from[key]} and {r.desc.run_id}"
+                )
+                continue
+            models.setdefault(key, sha)
+            model_from.setdefault(key, r.desc.run_id)
+    env["model_sha256"] = models
     for r in finals[1:]:
         for f in ENV_FIELDS:
-            if r.desc.environment.get(f) != env[f]:
+            if f != "model_sha256" and r.desc.environment.get(f) != env[f]:
                 warnings.append(
                     f"environment: {f} differs between runs {first.desc.run_id} "
                     f"and {r.desc.run_id}"

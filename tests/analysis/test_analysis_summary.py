@@ -320,3 +320,22 @@ def test_public_api():
          "build_summary", "dumps", "load_runs", "write_summary"])
     for name in analysis.__all__:
         assert hasattr(analysis, name)
+
+
+def test_environment_merges_model_hashes(small):
+    cfg_path = small / "final-mod" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["environment"]["model_sha256"] = {"other-model": "ef" * 32}
+    cfg_path.write_text(json.dumps(cfg))
+    s = build_summary(small)
+    assert set(s["environment"]["model_sha256"]) == {"smollm2-135m-q4_1", "other-model"}
+    assert not [w for w in s["warnings"] if w.startswith("environment")]
+    cfg["environment"]["model_sha256"] = {"smollm2-135m-q4_1": "00" * 32}
+    cfg["environment"]["cpu_model"] = "Other CPU"
+    cfg_path.write_text(json.dumps(cfg))
+    ws = [w for w in build_summary(small)["warnings"] if w.startswith("environment")]
+    assert ws == [
+        "environment: cpu_model differs between runs final-base and final-mod",
+        "environment: model_sha256[smollm2-135m-q4_1] differs between runs final-base and "
+        "final-mod",
+    ]
