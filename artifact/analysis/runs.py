@@ -331,7 +331,9 @@ def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
     warnings: list[str] = []
     if not root.is_dir():
         raise AnalysisError(f"{root}: runs directory not found")
-    for sub in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    # "_kick", "_superseded": scratch and moved-aside data, not runs of the study
+    for sub in sorted(p for p in root.iterdir()
+                      if p.is_dir() and not p.name.startswith((".", "_"))):
         if not (sub / records.CONFIG).exists():
             warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
             continue
