@@ -32,6 +32,20 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA = 1
+# What a run's ``spec.drafter`` may be: llama-server's ``--spec-type`` values, "none" first.
+DRAFTERS = (
+    "none",
+    "draft-simple",
+    "draft-eagle3",
+    "draft-mtp",
+    "draft-dflash",
+    "draft-dspark",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-map-k4v",
+    "ngram-mod",
+    "ngram-cache",
+)
 MARKER_PREFIX = "[specdec-runner]"
 WARMUP_MARKER = f"{MARKER_PREFIX} warmup begin"
 MEASURE_MARKER = f"{MARKER_PREFIX} measure begin"

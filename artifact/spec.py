@@ -23,20 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from artifact import paths
+from artifact.records import DRAFTERS
 
-DRAFTERS = (
-    "none",
-    "draft-simple",
-    "draft-eagle3",
-    "draft-mtp",
-    "draft-dflash",
-    "draft-dspark",
-    "ngram-simple",
-    "ngram-map-k",
-    "ngram-map-k4v",
-    "ngram-mod",
-    "ngram-cache",
-)
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 FAMILIES = ("final", "curves", "ksweep", "baseline", "kick")
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)

@@ -23,25 +23,7 @@ from typing import Any
 
 from artifact import records
 from artifact.analysis.logs import LogEntry, parse_server_log
-from artifact.records import Result, Timings
-
-# The drafters llama-server's ``--spec-type`` takes (plus "none"); mirrors artifact.spec,
-# which the analysis does not import (it reads only what a run directory recorded).
-DRAFTERS = frozenset(
-    {
-        "none",
-        "draft-simple",
-        "draft-eagle3",
-        "draft-mtp",
-        "draft-dflash",
-        "draft-dspark",
-        "ngram-simple",
-        "ngram-map-k",
-        "ngram-map-k4v",
-        "ngram-mod",
-        "ngram-cache",
-    }
-)
+from artifact.records import DRAFTERS, Result, Timings
 
 # A record whose server timings say this is not a measured decoding rate: with one generated
 # token the server reports predicted_ms 0 and predicted_per_second 1e6 (docs MEASUREMENT.md).
