@@ -81,4 +81,4 @@ def test_print_current(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
                       "--print-current"])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "# best-speedup" in out and "expected = 1.15" in out
+    assert "# best-ngram-speedup" in out and "expected = 1.15" in out

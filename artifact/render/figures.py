@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from cycler import cycler  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from artifact.render.model import Summary, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
@@ -129,18 +130,30 @@ def plot_bars(
     labels: Mapping[str, str] | None = None,
     reference: float | None = None,
     markers: Mapping[str, Sequence[float | None]] | None = None,
+    hatched: Mapping[str, Sequence[bool]] | None = None,
     xlabel: str = "",
 ) -> Bars:
-    """Horizontal grouped bars, first category on top; a missing value leaves a gap."""
+    """Horizontal grouped bars, first category on top; a missing value leaves a gap.
+
+    A bar flagged in ``hatched`` is drawn as an outline with hatching (e.g. a speedup measured
+    where nothing was drafted), so it reads apart from the others.
+    """
     groups = tuple(values)
     n = len(groups)
     height = 0.8 / max(n, 1)
     for gi, g in enumerate(groups):
         colour = (colours or {}).get(g, OKABE_ITO[gi % len(OKABE_ITO)])
         ys = [ci + (gi - (n - 1) / 2) * height for ci in range(len(categories))]
-        pairs = [(y, v) for y, v in zip(ys, values[g], strict=True) if v is not None]
-        ax.barh([y for y, _ in pairs], [v for _, v in pairs], height=height * 0.9,
+        flags = list((hatched or {}).get(g, [False] * len(categories)))
+        pairs = [(y, v, h) for y, v, h in zip(ys, values[g], flags, strict=True)
+                 if v is not None]
+        solid = [(y, v) for y, v, h in pairs if not h]
+        ax.barh([y for y, _ in solid], [v for _, v in solid], height=height * 0.9,
                 color=colour, label=(labels or {}).get(g, g if n > 1 else None), linewidth=0)
+        outlined = [(y, v) for y, v, h in pairs if h]
+        if outlined:
+            ax.barh([y for y, _ in outlined], [v for _, v in outlined], height=height * 0.9,
+                    facecolor="none", edgecolor=colour, hatch="//////", linewidth=0.6)
         for y, v in zip(ys, values[g], strict=True):
             if v is None:  # missing is not zero: say so where the bar would start
                 ax.text(0.0, y, " n/a", va="center", ha="left", fontsize=6.0, color=colour)
@@ -167,17 +180,26 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
     ids = summary.speedup_ids
     groups = ["overall", *summary.domains]
     values: dict[str, list[float | None]] = {g: [] for g in groups}
+    undrafted: dict[str, list[bool]] = {g: [] for g in groups}
     for r in ids:
         sp = summary.raw["speedup"][r]
         values["overall"].append(_val(sp["overall"]["mean_ratio"]))
+        undrafted["overall"].append(summary.nothing_drafted(r, None))
         for d in summary.domains:
             values[d].append(_val(sp.get("by_domain", {}).get(d, {}).get("mean_ratio")))
+            undrafted[d].append(summary.nothing_drafted(r, d))
     drawn = plot_bars(
-        ax, [summary.configs[r].label for r in ids], values, colours=DOMAIN_COLOURS,
-        reference=1.0, xlabel="Speedup over no draft (mean of matched tok/s ratios)",
+        ax, [summary.label(r) for r in ids], values, colours=DOMAIN_COLOURS,
+        reference=1.0, hatched=undrafted,
+        xlabel="Speedup over no draft (mean of matched tok/s ratios)",
     )
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=len(groups),
-              borderaxespad=0.2)
+    handles, labels = ax.get_legend_handles_labels()
+    if any(any(v) for v in undrafted.values()):
+        handles.append(Patch(facecolor="none", edgecolor="#000000", hatch="//////",
+                             linewidth=0.6))
+        labels.append("nothing drafted in the domain")
+    ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0),
+              ncols=len(handles), borderaxespad=0.2)
     return drawn
 
 
@@ -194,8 +216,17 @@ def plot_positions(ax: Axes, curves: Sequence[Curve], *, title: str = "") -> Cur
         ax.set_title(title)
     if curves:
         xs = sorted({p for c in curves for p in c.position})
-        ax.set_xticks(xs)
+        ax.set_xticks(xs if len(xs) <= 16 else xs[::max(1, len(xs) // 8)])
+    else:
+        _no_data(ax, "no per-position data")
     return Curves(tuple(curves))
+
+
+def _no_data(ax: Axes, text: str) -> None:
+    """Say so in an empty panel instead of drawing bare axes."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
+            fontsize=7.5, color="#555555")
+    ax.set_xticks([])
 
 
 def position_curves(summary: Summary, domain: str | None) -> list[Curve]:
@@ -207,7 +238,7 @@ def position_curves(summary: Summary, domain: str | None) -> list[Curve]:
         if not pos:
             continue
         out.append(Curve(
-            label=summary.configs[r].label,
+            label=summary.label(r),
             position=tuple(int(p["position"]) for p in pos),
             mean=tuple(float(p["mean"]) for p in pos),
             ci_low=tuple(float(p["ci_low"]) for p in pos),
@@ -235,6 +266,8 @@ def plot_breakeven(
     ax.set_xlabel(r"Acceptance rate $\alpha$")
     if title:
         ax.set_title(title)
+    if not lines:
+        _no_data(ax, "no fit")
     return Breakeven(tuple(lines), baseline)
 
 
@@ -250,7 +283,7 @@ def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine]
         if not fit or fit["status"] != "ok" or fit["a"] is None or fit["beta"] is None:
             continue
         lines.append(FitLine(
-            label=summary.configs[r].label, a=float(fit["a"]), beta=float(fit["beta"]),
+            label=summary.label(r), a=float(fit["a"]), beta=float(fit["beta"]),
             alpha_be=_val(fit["alpha_be"]), ci_low=_val(fit["alpha_be_ci_low"]),
             ci_high=_val(fit["alpha_be_ci_high"]),
         ))
@@ -304,7 +337,7 @@ def fig_breakeven(summary: Summary) -> Figure:
 def plot_hardware(ax_tok: Axes, ax_ttft: Axes, summary: Summary) -> tuple[Bars, Bars]:
     """Decoding throughput and TTFT per final configuration (bar: mean; marks: median, p95)."""
     ids = summary.final_ids
-    cats = [summary.configs[r].label for r in ids]
+    cats = [summary.label(r) for r in ids]
     st = [summary.raw["final"][r]["overall"] for r in ids]
     tok = plot_bars(
         ax_tok, cats, {"mean": [_val(s["tok_per_s"]["mean"]) for s in st]},

@@ -38,7 +38,7 @@ from artifact.render.model import RenderError
 from artifact.render.text import Raw, environment
 
 FIGURE_ORDER = ("speedup", "positions", "breakeven", "hardware")
-TABLE_ORDER = ("speedup", "acceptance", "quant", "hardware", "breakeven")
+TABLE_ORDER = ("speedup", "acceptance", "hardware", "breakeven")
 FORMATS = ("latex", "html", "typst")
 LATEX_ENGINES = ("pdflatex", "xelatex", "lualatex")
 

@@ -56,6 +56,32 @@ class Config:
         return self.draft_model is not None
 
     @property
+    def display(self) -> str:
+        """A short label for tables and figures, built from the configuration's fields.
+
+        The analysis's ``label`` names the draft model file; a reader needs the drafter, the
+        draft's quantization and the draft length (absent: the server's default).
+
+        >>> Config(run_id="r", family="ksweep", label="x", target="t", target_quant="Q4_1",
+        ...        drafter="draft-simple", draft_model="t-q2_k", draft_quant="Q2_K", k=4,
+        ...        ctx_size=4096).display
+        'draft model Q2_K, k=4'
+        >>> Config(run_id="r", family="final", label="x", target="t", target_quant="Q4_1",
+        ...        drafter="none", draft_model=None, draft_quant=None, k=None,
+        ...        ctx_size=2048).display
+        'no draft'
+        """
+        if self.drafter == "none":
+            name = "no draft"
+        elif self.uses_draft_model:
+            name = f"draft model {self.draft_quant}" if self.draft_quant else "draft model"
+            if self.draft_quant == self.target_quant:  # the target drafting for itself
+                name += " (self)"
+        else:
+            name = self.drafter
+        return name if self.k is None else f"{name}, k={self.k}"
+
+    @property
     def drafter_key(self) -> str:
         """The drafter configuration without the target, e.g. ``draft-simple Q2_K k=4``.
 
@@ -88,6 +114,30 @@ class Summary:
     def ordered(self, ids: Iterable[str]) -> list[str]:
         """Run ids in the study's order: target quant, drafter, draft quant, k."""
         return sorted(ids, key=lambda r: self.configs[r].sort_key())
+
+    def label(self, run_id: str) -> str:
+        """The readable label of a run; the target's quantization is added when runs differ
+        in it, so that no two configurations of a table share a label."""
+        c = self.configs[run_id]
+        quants = {x.target_quant for x in self.configs.values()}
+        return c.display if len(quants) <= 1 else f"{c.display} ({c.target_quant} target)"
+
+    def nothing_drafted(self, run_id: str, domain: str | None = None) -> bool:
+        """True when a drafter's final run proposed no draft at all (overall or in one domain).
+
+        Its acceptance is null there, so its speedup measures run-to-run variation, not
+        drafting: tables and figures mark such cells.
+        """
+        if self.configs[run_id].drafter == "none":
+            return False
+        entry = self.raw["final"].get(run_id)
+        if entry is None:
+            return False
+        st = entry["overall"] if domain is None else entry.get("by_domain", {}).get(domain)
+        if not st or not st.get("n"):
+            return False
+        alpha = st.get("alpha")
+        return alpha is None or alpha.get("mean") is None
 
     @property
     def final_ids(self) -> list[str]:

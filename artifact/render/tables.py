@@ -26,49 +26,41 @@ def _speedup(s: Summary) -> dict[str, Any]:
         sp = s.raw["speedup"][r]
         base = sp["baseline_run"]
         rows.append({
-            "run": r, "label": s.configs[r].label, "drafter": s.configs[r].drafter_key,
+            "run": r, "label": s.configs[r].display, "drafter": s.configs[r].drafter_key,
             "quant": s.configs[r].target_quant,
-            "baseline": s.configs[base].label if base in s.configs else base,
+            "baseline": s.configs[base].display if base in s.configs else base,
+            "tok": s.raw["final"].get(r, {}).get("overall", {}).get("tok_per_s", {}).get("mean"),
             "overall": sp["overall"], "by_domain": sp.get("by_domain", {}),
+            "undrafted": {d: s.nothing_drafted(r, d) for d in s.domains},
+            "base_tok": s.raw["final"].get(base, {}).get("overall", {})
+                        .get("tok_per_s", {}).get("mean"),
         })
-    return {"rows": rows, "domains": s.domains}
+    bases = sorted({str(sp_base) for sp_base in (s.raw["speedup"][r]["baseline_run"]
+                                                 for r in s.speedup_ids)})
+    return {"rows": rows, "domains": s.domains,
+            "show_target": len({x["quant"] for x in rows}) > 1,
+            "base_tok": rows[0]["base_tok"] if len(bases) == 1 else None,
+            "any_undrafted": any(any(x["undrafted"].values()) for x in rows)}
 
 
 def _acceptance(s: Summary) -> dict[str, Any]:
     rows = [
-        {"run": r, "label": s.configs[r].label, "overall": s.raw["final"][r]["overall"],
+        {"run": r, "label": s.label(r), "overall": s.raw["final"][r]["overall"],
          "by_domain": s.raw["final"][r].get("by_domain", {})}
         for r in s.final_ids if s.configs[r].drafter != "none"
     ]
     return {"rows": rows, "domains": s.domains}
 
 
-def _quant(s: Summary) -> dict[str, Any]:
-    quants = sorted({s.configs[r].target_quant for r in s.final_ids})
-    keys: list[str] = []
-    cells: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in s.final_ids:
-        c = s.configs[r]
-        if c.drafter_key not in cells:
-            keys.append(c.drafter_key)
-            cells[c.drafter_key] = {}
-        sp = s.raw["speedup"].get(r)
-        cells[c.drafter_key][c.target_quant] = {
-            "tok": s.raw["final"][r]["overall"]["tok_per_s"]["mean"],
-            "speedup": sp["overall"]["mean_ratio"] if sp else None,
-            "baseline": c.drafter == "none",
-        }
-    rows = [{"drafter": k, "cells": cells[k]} for k in keys]
-    return {"rows": rows, "quants": quants}
-
-
 def _hardware(s: Summary) -> dict[str, Any]:
     rows = [
-        {"run": r, "label": s.configs[r].label, "quant": s.configs[r].target_quant,
+        {"run": r, "label": s.configs[r].display, "quant": s.configs[r].target_quant,
          "stats": s.raw["final"][r]["overall"]}
         for r in s.final_ids
     ]
-    return {"rows": rows, "gpu": s.raw["environment"].get("gpu")}
+    env = s.raw["environment"] or {}
+    return {"rows": rows, "gpu": env.get("gpu"),
+            "show_target": len({x["quant"] for x in rows}) > 1}
 
 
 def _breakeven(s: Summary) -> dict[str, Any]:
@@ -77,7 +69,7 @@ def _breakeven(s: Summary) -> dict[str, Any]:
         be = s.raw["breakeven"][r]
         base = be["baseline_run"]
         rows.append({
-            "run": r, "label": s.configs[r].label, "k": be["k"], "drafter": be["drafter"],
+            "run": r, "label": s.label(r), "k": be["k"], "drafter": be["drafter"],
             "baseline": base, "ctx": be["ctx_size"], "n_matched": be["n_matched"],
             "baseline_tok": be["baseline_tok_per_s"], "pooled": be["pooled"],
             "by_domain": be.get("by_domain", {}),
@@ -88,7 +80,6 @@ def _breakeven(s: Summary) -> dict[str, Any]:
 CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
     "speedup": _speedup,
     "acceptance": _acceptance,
-    "quant": _quant,
     "hardware": _hardware,
     "breakeven": _breakeven,
 }

@@ -23,7 +23,7 @@ from artifact import paths
 
 # Kept equal to artifact.render.tables.NAMES / figures.NAMES by a test (importing those
 # modules here would load Jinja and matplotlib on every `doit list`).
-TABLES = ("speedup", "acceptance", "quant", "hardware", "breakeven")
+TABLES = ("speedup", "acceptance", "hardware", "breakeven")
 FIGURES = ("speedup", "positions", "breakeven", "hardware")
 FIGURE_DPI = 600
 FIGURE_PARAMS = {"dpi": FIGURE_DPI, "formats": ["png", "pdf"]}

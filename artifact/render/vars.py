@@ -51,6 +51,24 @@ def epoch(timestamp: str | None) -> int:
         return FALLBACK_EPOCH
 
 
+def _models(hashes: Any) -> list[dict[str, str]]:
+    """Model files and their short SHA-256, sorted by key.
+
+    The summary merges ``model_sha256`` over the runs into ``{model key: sha256}``; a single
+    string (one model, no key) is accepted too.
+
+    >>> _models({"m-q4": "ab" * 32})
+    [{'model': 'm-q4', 'sha256': 'abababababab'}]
+    >>> _models("cd" * 32), _models(None)
+    ([{'model': 'model', 'sha256': 'cdcdcdcdcdcd'}], [])
+    """
+    if isinstance(hashes, str):
+        hashes = {"model": hashes}
+    if not isinstance(hashes, dict):
+        return []
+    return [{"model": str(k), "sha256": str(v)[:12]} for k, v in sorted(hashes.items())]
+
+
 def _speedups(s: Summary) -> list[dict[str, Any]]:
     rows = []
     for r in s.speedup_ids:
@@ -58,19 +76,27 @@ def _speedups(s: Summary) -> list[dict[str, Any]]:
         c = s.configs[r]
         by_domain = {d: v.get("mean_ratio") for d, v in
                      s.raw["speedup"][r].get("by_domain", {}).items()}
-        alpha = s.raw["final"].get(r, {}).get("overall", {}).get("alpha", {}).get("mean")
+        st = s.raw["final"].get(r, {}).get("overall", {})
+        alpha = (st.get("alpha") or {}).get("mean")
         rows.append({
-            "run": r, "label": c.label, "drafter": c.drafter, "drafter_key": c.drafter_key,
+            "run": r, "label": s.label(r), "drafter": c.drafter, "drafter_key": c.drafter_key,
             "target_quant": c.target_quant, "uses_draft_model": c.uses_draft_model,
             "draft_quant": c.draft_quant, "k": c.k,
             "speedup": sp["mean_ratio"], "median_ratio": sp["median_ratio"],
             "ratio_of_means": sp["ratio_of_means"], "n_matched": sp["n_matched"],
-            "alpha": alpha, "by_domain": by_domain,
+            "alpha": alpha, "tau": st.get("tau_mean"),
+            "tok_per_s": (st.get("tok_per_s") or {}).get("mean"),
+            "ttft_ms": (st.get("ttft_ms") or {}).get("mean"), "by_domain": by_domain,
+            "self_draft": c.uses_draft_model and c.draft_quant == c.target_quant,
             "faster": sp["mean_ratio"] is not None and sp["mean_ratio"] > 1.0,
         })
     known = [x for x in rows if x["speedup"] is not None]
     known.sort(key=lambda x: (-x["speedup"], x["run"]))
     return known + [x for x in rows if x["speedup"] is None]
+
+
+def pick_first(xs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return xs[0] if xs else None
 
 
 def compute(s: Summary) -> dict[str, Any]:
@@ -89,9 +115,10 @@ def compute(s: Summary) -> dict[str, Any]:
     for r in s.final_ids:
         if s.configs[r].drafter == "none":
             st = raw["final"][r]["overall"]
-            baselines.append({"run": r, "label": s.configs[r].label,
+            baselines.append({"run": r, "label": s.label(r),
                               "target_quant": s.configs[r].target_quant,
                               "tok_per_s": st["tok_per_s"]["mean"],
+                              "tok_per_s_median": st["tok_per_s"]["median"],
                               "ttft_ms": st["ttft_ms"]["mean"]})
 
     by_domain = {}
@@ -105,7 +132,7 @@ def compute(s: Summary) -> dict[str, Any]:
     curves = []
     for r in s.curve_ids:
         pos = raw["positions"][r]["all"]
-        curves.append({"run": r, "label": s.configs[r].label, "k": s.configs[r].k,
+        curves.append({"run": r, "label": s.label(r), "k": s.configs[r].k,
                        "first": pos[0]["mean"], "last": pos[-1]["mean"],
                        "last_position": pos[-1]["position"]})
 
@@ -113,12 +140,35 @@ def compute(s: Summary) -> dict[str, Any]:
     for r in s.breakeven_ids:
         be = raw["breakeven"][r]
         f = be["pooled"]
-        breakeven.append({"run": r, "label": s.configs[r].label, "k": be["k"],
+        breakeven.append({"run": r, "label": s.label(r), "k": be["k"],
                           "drafter": be["drafter"], "status": f["status"],
                           "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
                           "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
                           "baseline_tok_per_s": be["baseline_tok_per_s"]})
     be_ok = [b for b in breakeven if b["alpha_be"] is not None]
+
+    # Control cells: a drafter that proposed no draft in a domain decodes like no draft, so
+    # its speedup there shows how far two runs of the same work differ on this machine.
+    undrafted = [
+        {"run": x["run"], "label": x["label"], "domain": d, "speedup": x["by_domain"][d]}
+        for x in ranked for d in s.domains
+        if x["by_domain"].get(d) is not None and s.nothing_drafted(x["run"], d)
+    ]
+    base_final = pick_first(baselines)
+    base_ksweep = sorted({b["baseline_tok_per_s"] for b in breakeven
+                          if b["baseline_tok_per_s"] is not None})
+    noise = {
+        "undrafted": undrafted,
+        "n_undrafted": len(undrafted),
+        "max_undrafted": max(undrafted, key=lambda u: (abs(u["speedup"] - 1.0), u["run"]))
+        if undrafted else None,
+        # the k-sweep's no-draft baseline run against the final no-draft run (other context
+        # size, same prompts): two measurements of decoding without a draft
+        "baseline_runs_ratio": (base_ksweep[0] / base_final["tok_per_s"])
+        if len(base_ksweep) == 1 and base_final and base_final["tok_per_s"] else None,
+        "baseline_ksweep_tok_per_s": base_ksweep[0] if len(base_ksweep) == 1 else None,
+    }
+    ngram_speedups = [x["speedup"] for x in ngram]
 
     def pick(xs: list[dict[str, Any]], i: int) -> dict[str, Any] | None:
         return xs[i] if xs else None
@@ -132,7 +182,7 @@ def compute(s: Summary) -> dict[str, Any]:
             "gpu": env.get("gpu") or "none", "has_gpu": env.get("gpu") is not None,
             "llama_cpp_version": env.get("llama_cpp_version"),
             "binary_sha256": (env.get("binary_sha256") or "")[:12],
-            "model_sha256": (env.get("model_sha256") or "")[:12],
+            "models": _models(env.get("model_sha256")),
             "python": env.get("python"), "packages": dict(sorted(env.get("packages", {}).items())),
             "start_time_first": env.get("start_time_first"),
             "start_time_last": env.get("start_time_last"),
@@ -161,6 +211,7 @@ def compute(s: Summary) -> dict[str, Any]:
             "ctx_size": [json.loads(x) for x in distinct("ctx_size")],
             "temperature": sorted({r["sampling"]["temperature"] for r in finals}),
             "concurrency": [json.loads(x) for x in distinct("concurrency")],
+            "n_prompts": sorted({raw["final"][r]["overall"]["n"] for r in s.final_ids}),
             "n_per_domain": sorted({st["n"] for r in s.final_ids
                                     for st in raw["final"][r].get("by_domain", {}).values()}),
         },
@@ -173,8 +224,20 @@ def compute(s: Summary) -> dict[str, Any]:
         "draft_model": {
             "n": len(draft_model), "runs": draft_model,
             "best": pick(draft_model, 0),
+            "worst": pick(draft_model, -1),
+            "self": pick_first([x for x in draft_model if x["self_draft"]]),
+            "lower_bit": pick_first([x for x in draft_model if not x["self_draft"]]),
             "all_slower": bool(draft_model) and all(not x["faster"] for x in draft_model),
         },
+        "ngram": {
+            "n": len(ngram), "runs": ngram,
+            "n_faster": sum(1 for x in ngram if x["faster"]),
+            "min_speedup": min(ngram_speedups) if ngram_speedups else None,
+            "max_speedup": max(ngram_speedups) if ngram_speedups else None,
+            "faster_labels": [x["label"] for x in ngram if x["faster"]],
+            "max_tau": max((x["tau"] for x in ngram if x["tau"] is not None), default=None),
+        },
+        "noise": noise,
         "by_domain": by_domain,
         "curves": curves,
         "breakeven": breakeven,

@@ -30,19 +30,31 @@ def test_speedup_draws_each_ratio(ax: Axes, summary: model.Summary) -> None:
     assert drawn.groups == ("overall", "code", "chat", "math")
     raw = summary.raw["speedup"]
     for i, run in enumerate(summary.speedup_ids):
-        assert drawn.categories[i] == summary.configs[run].label
+        assert drawn.categories[i] == summary.label(run)
         assert drawn.values["overall"][i] == raw[run]["overall"]["mean_ratio"]
     # a null ratio is not drawn as a bar of 0
     i = summary.speedup_ids.index("final-ngram-cache")
     assert drawn.values["math"][i] is None
     n_bars = sum(len(c.patches) for c in ax.containers)
     assert n_bars == sum(v is not None for vs in drawn.values.values() for v in vs)
+    # a domain where nothing was drafted is drawn hatched, and the legend says what that means
+    hatched = [p for c in ax.containers for p in c.patches if p.get_hatch()]
+    assert len(hatched) == 1
+    legend = ax.get_legend()
+    assert legend is not None
+    assert "nothing drafted in the domain" in [t.get_text() for t in legend.get_texts()]
+
+
+def test_empty_panel_says_so(ax: Axes) -> None:
+    figures.plot_positions(ax, [], title="math")
+    assert [t.get_text() for t in ax.texts] == ["no per-position data"]
 
 
 def test_positions_curves_and_bands(ax: Axes, summary: model.Summary) -> None:
     curves = figures.position_curves(summary, "code")
     drawn = figures.plot_positions(ax, curves)
-    assert [c.label for c in drawn.curves] == ["draft Q4_1 k=8", "ngram-mod k=8"]
+    assert [c.label for c in drawn.curves] == [
+        "draft model Q4_1 (self), k=8 (Q4_1 target)", "ngram-mod, k=8 (Q4_1 target)"]
     for c in drawn.curves:
         assert all(lo <= m <= hi for lo, m, hi in zip(c.ci_low, c.mean, c.ci_high, strict=True))
     assert len(ax.lines) == 2 and len(ax.collections) == 2  # one band per curve
@@ -52,13 +64,15 @@ def test_breakeven_lines_baseline_and_points(ax: Axes, summary: model.Summary) -
     lines, base = figures.breakeven_lines(summary, None)
     drawn = figures.plot_breakeven(ax, lines, base)
     assert drawn.baseline == 60.0
-    assert [ln.label for ln in drawn.lines] == ["ngram-mod k=2", "ngram-mod k=4", "ngram-mod k=8"]
+    assert [ln.label for ln in drawn.lines] == [
+        summary.label(f"ksweep-ngram-mod-k{k}") for k in (2, 4, 8)]
     for ln in drawn.lines:
         assert ln.alpha_be is not None
         assert ln.a + ln.beta * ln.alpha_be == pytest.approx(60.0, rel=1e-4)
     # a failed domain fit is left out, not drawn as a line
     math_lines, _ = figures.breakeven_lines(summary, "math")
-    assert [ln.label for ln in math_lines] == ["ngram-mod k=2", "ngram-mod k=4"]
+    assert [ln.label for ln in math_lines] == [
+        summary.label(f"ksweep-ngram-mod-k{k}") for k in (2, 4)]
 
 
 def test_hardware_panels(summary: model.Summary) -> None:

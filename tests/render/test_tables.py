@@ -66,17 +66,37 @@ def test_null_speedup_prints_em_dash() -> None:
     assert next(r for r in tex.splitlines() if r.startswith("ngram-cache")).endswith(r"--- \\")
 
 
-def test_no_gpu_memory_is_dash_not_zero() -> None:
+def test_no_gpu_leaves_out_gpu_columns() -> None:
     s = model.from_json(build_summary())
     md = tables.render(s, "hardware", "md", paths.TEMPLATES)
+    assert "GPU memory" not in md.splitlines()[0]
+    assert "no GPU: memory and power were not measured" in md
+
+
+def test_gpu_without_samples_is_dash_not_zero() -> None:
+    raw = build_summary()
+    raw["environment"]["gpu"] = "Fixture GPU"
+    md = tables.render(model.from_json(raw), "hardware", "md", paths.TEMPLATES)
+    header = [c.strip() for c in md.splitlines()[0].strip("|").split("|")]
     row = next(r for r in md.splitlines() if r.startswith("| no draft |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[6] == DASH and cells[7] == DASH
+    i = header.index("Peak GPU memory (MiB)")
+    assert cells[i] == DASH and cells[i + 1] == DASH
+
+
+def test_undrafted_domain_is_marked() -> None:
+    s = model.from_json(build_summary())
+    md = tables.render(s, "speedup", "md", paths.TEMPLATES)
+    row = next(r for r in md.splitlines() if r.startswith("| ngram-simple"))
+    assert row.count("\u2020") == 1 and "proposed no draft" in md
+    acc = tables.render(s, "acceptance", "md", paths.TEMPLATES)
+    row = next(r for r in acc.splitlines() if r.startswith("| ngram-simple"))
+    assert row.count(DASH) == 2  # alpha and tau of the chat domain
 
 
 def test_write_produces_both_formats(summary_path: Path, tmp_path: Path) -> None:
-    out = tables.write(summary_path, "quant", tmp_path / "t", paths.TEMPLATES)
-    assert [p.name for p in out] == ["quant.md", "quant.tex"]
+    out = tables.write(summary_path, "hardware", tmp_path / "t", paths.TEMPLATES)
+    assert [p.name for p in out] == ["hardware.md", "hardware.tex"]
 
 
 def test_schema_errors_name_file_and_field(tmp_path: Path) -> None:

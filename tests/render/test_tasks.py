@@ -23,9 +23,9 @@ def test_every_task_declares_deps_targets_and_doc() -> None:
 
 
 def test_one_table_template_touches_one_subtask() -> None:
-    tpl = str(paths.TEMPLATES / "tables" / "quant.md.j2")
+    tpl = str(paths.TEMPLATES / "tables" / "hardware.md.j2")
     users = [t["name"] for t in tasks.task_tables() if tpl in t["file_dep"]]
-    assert users == ["quant"]
+    assert users == ["hardware"]
 
 
 def test_task_definitions_stay_light() -> None:
