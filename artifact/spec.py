@@ -59,7 +59,7 @@ class RunSpec:
     drafter: str
     draft_model: str | None  # model key, only for draft-* drafters
     draft_quant: str | None
-    k: int | None  # --spec-draft-n-max; None = the server's default
+    k: int | None  # draft length (see campaign.server.draft_length_flags); None = default
     p_min: float | None  # --spec-draft-p-min; None = the server's default
     ctx_size: int  # tokens, per slot
     temperature: float
@@ -285,8 +285,9 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         raise ctx.fail(f"{where}.draft_model", f"drafter {v['drafter']} takes no draft model")
     if v["draft_model"] is not None and v["draft_model"] not in models:
         raise ctx.fail(f"{where}.draft_model", f"unknown model key {v['draft_model']!r}")
-    if v["drafter"] == "none" and v["k"] is not None:
-        raise ctx.fail(f"{where}.k", "drafter none takes no draft length")
+    if v["drafter"] in ("none", "ngram-cache") and v["k"] is not None:
+        raise ctx.fail(f"{where}.k", f"drafter {v['drafter']} takes no draft length "
+                       "(ngram-cache drafts a fixed length in this llama-server)")
     target = models[v["target"]]
     draft = models[v["draft_model"]] if v["draft_model"] else None
     known = {f.name for f in fields(RunSpec)}

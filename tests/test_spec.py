@@ -42,6 +42,7 @@ def test_valid_campaign_resolves_defaults(tmp_path: Path) -> None:
         ('[[run]]\nid = "a"\ndrafter = "eagle9"\n', "run[0].drafter: unknown drafter 'eagle9'"),
         ('[[run]]\nid = "a"\ndrafter = "draft-simple"\n', "run[0].draft_model: drafter"),
         ('[[run]]\nid = "a"\ndrafter = "none"\nk = 2\n', "run[0].k: drafter none"),
+        ('[[run]]\nid = "a"\ndrafter = "ngram-cache"\nk = 2\n', "run[0].k: drafter ngram-cache"),
         ('[[run]]\nid = "a"\ndrafter = "none"\ntemperature = -1\n', "run[0].temperature"),
         ('[[run]]\nid = "a"\ndrafter = "none"\n[[run]]\nid = "a"\ndrafter = "none"\n',
          "run[1].id: duplicate"),

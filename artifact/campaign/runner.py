@@ -27,7 +27,7 @@ from artifact.campaign.fingerprint import counter_delta, environment, parse_metr
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
 from artifact.campaign.prompts import Prompt, ensure_prompt_set
-from artifact.campaign.server import Server, ServerError, ServerFiles
+from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template
 from artifact.spec import Campaign, RunSpec
 
 MAX_ATTEMPTS = 3
@@ -95,13 +95,18 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
     """A run is up to date when its own files say so: complete, and measured for this spec."""
     run = runs_root / spec.run_id
     config = recorded_config(run)
-    if config is None or config.get("spec_sha256") != spec.sha256:
+    if config is None or not _same_protocol(config, spec):
         return False
     try:
         metrics = records.read_json(run / records.METRICS)
     except (ValueError, FileNotFoundError):
         return False
     return bool(metrics.get("complete"))
+
+
+def _same_protocol(config: dict[str, Any], spec: RunSpec) -> bool:
+    return (config.get("spec_sha256") == spec.sha256
+            and config.get("server_argv") == argv_template(spec))
 
 
 def _supersede(run: Path, say: Any) -> None:
@@ -125,7 +130,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     files = server_files(campaign, spec)
     prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
     config = recorded_config(run_path)
-    if config is not None and (config.get("spec_sha256") != spec.sha256
+    if config is not None and (not _same_protocol(config, spec)
                                or config.get("prompt_set", {}).get("sha256") != set_sha):
         _supersede(run_path, say)
         config = None
@@ -139,7 +144,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
             "spec": spec.as_dict(), "spec_sha256": spec.sha256,
             "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(prompts)},
             "environment": environment(files.binary, models),
-            "server_argv_template": "see artifact/campaign/server.py:build_argv",
+            "server_argv": argv_template(spec),
         })
     try:
         previous = records.read_json(run_path / records.METRICS)

@@ -51,7 +51,7 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
     ...     draft_model=None), s, 8080)
     >>> " ".join(argv[1:])  # doctest: +NORMALIZE_WHITESPACE
     '-m m.gguf --host 127.0.0.1 --port 8080 -c 4096 -np 2 -t 2 -ngl 0 --metrics -lv 4
-     --no-webui --spec-type ngram-mod --spec-draft-n-max 4'
+     --no-webui --spec-type ngram-mod --spec-ngram-mod-n-max 4 --spec-ngram-mod-n-min 4'
     """
     argv = [
         str(files.binary),
@@ -71,10 +71,43 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
     if files.draft_model is not None:
         argv += ["-md", str(files.draft_model), "-ngld", str(spec.n_gpu_layers)]
     if spec.k is not None:
-        argv += ["--spec-draft-n-max", str(spec.k)]
+        argv += draft_length_flags(spec.drafter, spec.k)
     if spec.p_min is not None:
         argv += ["--spec-draft-p-min", f"{spec.p_min:g}"]
     return argv
+
+
+def draft_length_flags(drafter: str, k: int) -> list[str]:
+    """The flags that set the draft length k; each drafter family has its own.
+
+    ``--spec-draft-n-max`` only reaches the draft-model drafters: the n-gram drafters ignore it
+    (ngram-mod drafts 48 to 64 tokens by default, the ngram-map/simple ones up to a 48-token
+    m-gram, ngram-cache a fixed length). For ngram-mod both bounds are set, so every draft has
+    exactly k tokens, as its default drafts only long matches.
+
+    >>> draft_length_flags("ngram-mod", 4)
+    ['--spec-ngram-mod-n-max', '4', '--spec-ngram-mod-n-min', '4']
+    >>> draft_length_flags("ngram-map-k", 8)
+    ['--spec-ngram-map-k-size-m', '8']
+    """
+    if drafter.startswith("draft-"):
+        return ["--spec-draft-n-max", str(k)]
+    if drafter == "ngram-mod":
+        return ["--spec-ngram-mod-n-max", str(k), "--spec-ngram-mod-n-min", str(k)]
+    if drafter in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
+        return [f"--spec-{drafter}-size-m", str(k)]
+    raise ValueError(f"drafter {drafter} has no draft-length flag")
+
+
+def argv_template(spec: RunSpec) -> list[str]:
+    """The argv of a run with placeholders for the machine's paths and the port.
+
+    Recorded in ``config.json``: a run is current only if it was measured with the argv that
+    the code builds now, so a change in how a spec maps to flags reruns the runs it touches.
+    """
+    files = ServerFiles(binary=Path("llama-server"), model=Path("TARGET.gguf"),
+                        draft_model=Path("DRAFT.gguf") if spec.draft_model else None)
+    return build_argv(files, spec, 0)
 
 
 def free_port() -> int:

@@ -2,8 +2,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from artifact import paths
-from artifact.campaign.server import ServerFiles, build_argv, free_port
+from artifact.campaign.server import (
+    ServerFiles,
+    argv_template,
+    build_argv,
+    draft_length_flags,
+    free_port,
+)
 from artifact.spec import load_campaign
 
 
@@ -37,3 +45,18 @@ def test_slots_follow_concurrency_and_context_is_per_slot() -> None:
 
 def test_free_port_is_usable() -> None:
     assert 0 < free_port() < 65536
+
+
+def test_draft_length_reaches_each_drafter_by_its_own_flag() -> None:
+    files = ServerFiles(binary=Path("s"), model=Path("t"), draft_model=None)
+    mod = " ".join(build_argv(files, spec("ksweep-ngram-mod-k16"), 1))
+    assert "--spec-ngram-mod-n-max 16 --spec-ngram-mod-n-min 16" in mod
+    assert "--spec-draft-n-max" not in mod  # the n-gram drafters ignore it
+    with pytest.raises(ValueError, match="ngram-cache"):
+        draft_length_flags("ngram-cache", 4)
+
+
+def test_recorded_argv_template_has_no_machine_paths_or_port() -> None:
+    t = argv_template(spec("curves-draft-q2k-k8"))
+    assert t[:3] == ["llama-server", "-m", "TARGET.gguf"]
+    assert "DRAFT.gguf" in t and t[t.index("--port") + 1] == "0"
