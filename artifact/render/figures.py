@@ -87,6 +87,7 @@ class Curve:
     mean: tuple[float, ...]
     ci_low: tuple[float, ...]
     ci_high: tuple[float, ...]
+    n: tuple[int, ...] = ()  # requests that reached each position
 
 
 @dataclass(frozen=True)
@@ -203,13 +204,21 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
     return drawn
 
 
-def plot_positions(ax: Axes, curves: Sequence[Curve], *, title: str = "") -> Curves:
-    """Acceptance at each draft position with its bootstrap band, one line per run."""
+def plot_positions(
+    ax: Axes, curves: Sequence[Curve], *, title: str = "", colours: Sequence[str] = OKABE_ITO,
+) -> Curves:
+    """Acceptance at each draft position with its bootstrap band, one line per run; with one
+    curve, the number of requests behind it is written in the panel."""
     for i, c in enumerate(curves):
-        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        colour = colours[i % len(colours)]
         ax.fill_between(c.position, c.ci_low, c.ci_high, color=colour, alpha=0.25,
                         linewidth=0)
-        ax.plot(c.position, c.mean, color=colour, marker="o", markersize=2.5, label=c.label)
+        ax.plot(c.position, c.mean, color=colour, marker="o",
+                markersize=2.5 if len(c.position) <= 16 else 1.0, label=c.label)
+    if len(curves) == 1 and curves[0].n:
+        n = curves[0].n[0]
+        ax.text(0.97, 0.97, f"{n} request{'s' if n != 1 else ''}", transform=ax.transAxes,
+                ha="right", va="top", fontsize=7.0)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("Draft position $i$")
     if title:
@@ -229,10 +238,13 @@ def _no_data(ax: Axes, text: str) -> None:
     ax.set_xticks([])
 
 
-def position_curves(summary: Summary, domain: str | None) -> list[Curve]:
-    """The curves of every run with positions, pooled (``None``) or for one domain."""
+def position_curves(
+    summary: Summary, domain: str | None, runs: Sequence[str] | None = None
+) -> list[Curve]:
+    """The curves of every run with positions (or of ``runs``), pooled (``None``) or for one
+    domain."""
     out = []
-    for r in summary.curve_ids:
+    for r in summary.curve_ids if runs is None else runs:
         entry = summary.raw["positions"][r]
         pos = entry["all"] if domain is None else entry.get("by_domain", {}).get(domain, [])
         if not pos:
@@ -243,6 +255,7 @@ def position_curves(summary: Summary, domain: str | None) -> list[Curve]:
             mean=tuple(float(p["mean"]) for p in pos),
             ci_low=tuple(float(p["ci_low"]) for p in pos),
             ci_high=tuple(float(p["ci_high"]) for p in pos),
+            n=tuple(int(p["n"]) for p in pos),
         ))
     return out
 
@@ -312,13 +325,24 @@ def _panels(summary: Summary) -> list[tuple[str | None, str]]:
 
 
 def fig_positions(summary: Summary) -> Figure:
+    """One row per run, since the drafters' draft lengths differ by an order of magnitude;
+    columns: all domains, then each domain."""
     panels = _panels(summary)
-    fig, axes = _figure(2.1, ncols=len(panels), sharey=True)
-    for ax, (dom, title) in zip(list(axes), panels, strict=True):
-        plot_positions(ax, position_curves(summary, dom), title=title)
-    axes[0].set_ylabel("Acceptance at position $i$")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=max(1, len(labels)))
+    runs = [r for r in summary.curve_ids if summary.configs[r].family == "curves"]
+    runs = runs or summary.curve_ids
+    rows: list[str | None] = list(runs) or [None]
+    fig, axes = _figure(0.35 + 1.75 * len(rows), ncols=len(panels), nrows=len(rows),
+                        sharey=True, squeeze=False)
+    for ri, r in enumerate(rows):
+        colour = OKABE_ITO[ri % len(OKABE_ITO)]
+        for ci, (dom, title) in enumerate(panels):
+            ax = axes[ri][ci]
+            curves = [] if r is None else position_curves(summary, dom, [r])
+            plot_positions(ax, curves, title=title if ri == 0 else "", colours=[colour])
+            if ri < len(rows) - 1:
+                ax.set_xlabel("")
+        label = "" if r is None else summary.label(r)
+        axes[ri][0].set_ylabel(f"{label}\nacceptance" if label else "Acceptance")
     return fig
 
 
@@ -329,8 +353,13 @@ def fig_breakeven(summary: Summary) -> Figure:
         lines, base = breakeven_lines(summary, dom)
         plot_breakeven(ax, lines, base, title=title)
     axes[0].set_ylabel("Fitted decoding tok/s")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=max(1, len(labels)))
+    seen: dict[str, Any] = {}
+    for ax in axes:  # a run may have no pooled fit but a domain fit: gather every label once
+        for h, lb in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lb, h)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center",
+                   ncols=min(4, len(seen)))
     return fig
 
 
@@ -353,8 +382,12 @@ def plot_hardware(ax_tok: Axes, ax_ttft: Axes, summary: Summary) -> tuple[Bars, 
         xlabel="Time to first token (ms)",
     )
     ax_ttft.tick_params(axis="y", labelleft=False)
+    order = ("mean", "median", "p95")
     for ax in (ax_tok, ax_ttft):
-        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=3, borderaxespad=0.2)
+        pairs = sorted(zip(*ax.get_legend_handles_labels(), strict=True),
+                       key=lambda hl: order.index(hl[1]) if hl[1] in order else 99)
+        ax.legend([h for h, _ in pairs], [lb for _, lb in pairs], loc="lower left",
+                  bbox_to_anchor=(0.0, 1.0), ncols=3, borderaxespad=0.2)
     return tok, ttft
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from artifact.render.model import Summary, load
-from artifact.render.text import environment
+from artifact.render.text import DASH, environment, interval, is_missing
 
 FORMATS = ("md", "tex")
 
@@ -70,11 +70,31 @@ def _breakeven(s: Summary) -> dict[str, Any]:
         base = be["baseline_run"]
         rows.append({
             "run": r, "label": s.label(r), "k": be["k"], "drafter": be["drafter"],
-            "baseline": base, "ctx": be["ctx_size"], "n_matched": be["n_matched"],
+            "baseline": s.label(base) if base in s.configs else base,
+            "ctx": be["ctx_size"], "n_matched": be["n_matched"],
             "baseline_tok": be["baseline_tok_per_s"], "pooled": be["pooled"],
             "by_domain": be.get("by_domain", {}),
         })
-    return {"rows": rows, "domains": s.domains}
+    bases = {(x["baseline_tok"], x["ctx"]) for x in rows}
+    one = len(bases) == 1
+    return {"rows": rows, "domains": s.domains, "show_baseline": not one,
+            "baseline_tok": rows[0]["baseline_tok"] if one else None,
+            "ctx": rows[0]["ctx"] if one else None}
+
+
+def fit_text(fit: Any, digits: int = 2) -> Any:
+    """A break-even fit as ``alpha_be [lo, hi]``; a failed fit says why instead of a bare dash.
+
+    >>> fit_text({"status": "too_few_points", "alpha_be": None})
+    '— (too few points)'
+    >>> fit_text(None)
+    """
+    if not fit:
+        return None
+    if fit.get("status") != "ok" or is_missing(fit.get("alpha_be")):
+        return f"{DASH} ({str(fit.get('status', 'no fit')).replace('_', ' ')})"
+    return interval(fit["alpha_be"], fit.get("alpha_be_ci_low"), fit.get("alpha_be_ci_high"),
+                    digits)
 
 
 CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
@@ -89,6 +109,7 @@ NAMES = tuple(CONTEXTS)
 def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
     """One table in one format (``md`` or ``tex``) as text."""
     env = environment(fmt, jinja2.FileSystemLoader(templates / "tables"))
+    env.filters["fit"] = fit_text
     return env.get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
 
 

@@ -86,6 +86,20 @@ def interval(x: Any, lo: Any, hi: Any, digits: int = 2) -> str:
     return f"{num(x, digits)} [{num(lo, digits)}, {num(hi, digits)}]"
 
 
+def code(s: Any) -> Raw:
+    """Inline code in pandoc Markdown, for a name taken from data: no escaping inside, and a
+    fence longer than any run of backticks in the text.
+
+    >>> code("smollm2-135m-q2_k"), code("a`b")
+    ('`smollm2-135m-q2_k`', '`` a`b ``')
+    """
+    text = str(s).replace("\n", " ")
+    runs = [len(m) for m in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if runs else ""
+    return Raw(f"{fence}{pad}{text}{pad}{fence}")
+
+
 def _finalizer(escape: Any) -> Any:
     def finalize(value: Any) -> Any:
         if isinstance(value, Raw):
@@ -123,5 +137,6 @@ def environment(
     env.filters["num"] = num
     env.filters["interval"] = interval
     env.filters["raw"] = Raw
+    env.filters["code"] = code
     env.globals["DASH"] = DASH
     return env
