@@ -123,7 +123,9 @@ def compute(s: Summary) -> dict[str, Any]:
 
     by_domain = {}
     for d in s.domains:
-        cand = [(x["by_domain"].get(d), x) for x in ranked]
+        # a domain in which the drafter drafted nothing is a control cell, not a result
+        cand = [(x["by_domain"].get(d), x) for x in ranked
+                if not s.nothing_drafted(x["run"], d)]
         cand = [(v, x) for v, x in cand if v is not None]
         if cand:
             v, x = max(cand, key=lambda t: (t[0], t[1]["run"]))
@@ -140,12 +142,20 @@ def compute(s: Summary) -> dict[str, Any]:
     for r in s.breakeven_ids:
         be = raw["breakeven"][r]
         f = be["pooled"]
+        pos = raw["positions"].get(r, {}).get("all") or []
+        longest = max((int(p["position"]) for p in pos), default=None)
         breakeven.append({"run": r, "label": s.label(r), "k": be["k"],
+                          # the longest draft position logged: beyond k, k did not bind
+                          "max_position": longest,
+                          "k_binding": None if longest is None or be["k"] is None
+                          else longest <= int(be["k"]),
                           "drafter": be["drafter"], "status": f["status"],
                           "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
                           "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
                           "baseline_tok_per_s": be["baseline_tok_per_s"]})
     be_ok = [b for b in breakeven if b["alpha_be"] is not None]
+    k_ignored = sorted({s.configs[b["run"]].drafter for b in breakeven
+                        if b["k_binding"] is False})
 
     # Control cells: a drafter that proposed no draft in a domain decodes like no draft, so
     # its speedup there shows how far two runs of the same work differ on this machine.
@@ -241,6 +251,9 @@ def compute(s: Summary) -> dict[str, Any]:
         "by_domain": by_domain,
         "curves": curves,
         "breakeven": breakeven,
+        "k_ignored": k_ignored,
+        "k_ignored_max_position": max((b["max_position"] for b in breakeven
+                                       if b["k_binding"] is False), default=None),
         "breakeven_lowest": min(be_ok, key=lambda b: (b["alpha_be"], b["run"])) if be_ok else None,
         "warnings": list(raw["warnings"]),
     }
