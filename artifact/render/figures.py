@@ -105,6 +105,8 @@ class FitLine:
     alpha_be: float | None
     ci_low: float | None
     ci_high: float | None
+    baseline: float | None = None  # this fit's baseline tok/s (matched prompts)
+    colour: str | None = None  # one colour per run across panels
 
 
 @dataclass(frozen=True)
@@ -261,19 +263,42 @@ def position_curves(
 
 
 def plot_breakeven(
-    ax: Axes, lines: Sequence[FitLine], baseline: float | None, *, title: str = ""
+    ax: Axes, lines: Sequence[FitLine], baseline: float | None, *, title: str = "",
+    relative: bool = False,
 ) -> Breakeven:
-    """Fitted tok/s against alpha per run, the baseline's tok/s and alpha_be with its CI."""
+    """Fitted tok/s against alpha per run, the baseline's tok/s and alpha_be with its CI.
+
+    With ``relative``, each line is divided by its own baseline (the no-draft run over the same
+    prompts), so every baseline is the dashed line at 1 and the line's value at alpha = 1 is the
+    speedup perfect acceptance would give. A break-even point is drawn only where its interval
+    says something: a marker at the right edge when the whole interval lies above 1, none when
+    the interval is wider than [0, 1].
+    """
     for i, ln in enumerate(lines):
-        colour = OKABE_ITO[i % len(OKABE_ITO)]
-        ax.plot([0.0, 1.0], [ln.a, ln.a + ln.beta], color=colour, label=ln.label)
-        if ln.alpha_be is not None and baseline is not None:
-            lo = ln.alpha_be if ln.ci_low is None else ln.ci_low
-            hi = ln.alpha_be if ln.ci_high is None else ln.ci_high
-            ax.errorbar([ln.alpha_be], [baseline], xerr=[[ln.alpha_be - lo], [hi - ln.alpha_be]],
+        colour = ln.colour or OKABE_ITO[i % len(OKABE_ITO)]
+        base = ln.baseline if ln.baseline is not None else baseline
+        scale = 1.0
+        if relative:
+            if not base:
+                continue
+            scale = 1.0 / base
+        ax.plot([0.0, 1.0], [ln.a * scale, (ln.a + ln.beta) * scale], color=colour,
+                label=ln.label)
+        if ln.alpha_be is None or base is None:
+            continue
+        y = 1.0 if relative else base
+        lo = ln.alpha_be if ln.ci_low is None else ln.ci_low
+        hi = ln.alpha_be if ln.ci_high is None else ln.ci_high
+        if lo > 1.0:  # no acceptance rate reaches the baseline: say so at the right edge
+            ax.plot([1.0], [y], marker=">", markersize=4, color=colour, clip_on=False,
+                    linestyle="none")
+        elif 0.0 <= ln.alpha_be <= 1.0 and hi - lo < 1.0:  # an interval that says something
+            ax.errorbar([ln.alpha_be], [y],
+                        xerr=[[ln.alpha_be - max(lo, 0.0)], [min(hi, 1.0) - ln.alpha_be]],
                         color=colour, marker="o", markersize=3, capsize=2, linewidth=1.0)
-    if baseline is not None:
-        ax.axhline(baseline, color="#000000", linestyle="--", linewidth=0.7,
+    ref = 1.0 if relative else baseline
+    if ref is not None:
+        ax.axhline(ref, color="#000000", linestyle="--", linewidth=0.7,
                    label="no-draft baseline")
     ax.set_xlim(0.0, 1.0)
     ax.set_xlabel(r"Acceptance rate $\alpha$")
@@ -285,20 +310,23 @@ def plot_breakeven(
 
 
 def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine], float | None]:
-    """Fits with status ``ok`` for each k-sweep run (pooled or one domain) and the baseline."""
+    """Fits with status ``ok`` for each k-sweep run (pooled or one domain) and the baseline
+    (``None`` unless every run has the same)."""
     lines = []
     baselines = set()
-    for r in summary.breakeven_ids:
+    for i, r in enumerate(summary.breakeven_ids):
         be = summary.raw["breakeven"][r]
         fit = be["pooled"] if domain is None else be.get("by_domain", {}).get(domain)
         if be["baseline_tok_per_s"] is not None:
             baselines.add(float(be["baseline_tok_per_s"]))
         if not fit or fit["status"] != "ok" or fit["a"] is None or fit["beta"] is None:
             continue
+        base = fit.get("baseline_tok_per_s", be["baseline_tok_per_s"])
         lines.append(FitLine(
             label=summary.label(r), a=float(fit["a"]), beta=float(fit["beta"]),
             alpha_be=_val(fit["alpha_be"]), ci_low=_val(fit["alpha_be_ci_low"]),
-            ci_high=_val(fit["alpha_be_ci_high"]),
+            ci_high=_val(fit["alpha_be_ci_high"]), baseline=_val(base),
+            colour=OKABE_ITO[i % len(OKABE_ITO)],
         ))
     baseline = baselines.pop() if len(baselines) == 1 else None
     return lines, baseline
@@ -351,8 +379,8 @@ def fig_breakeven(summary: Summary) -> Figure:
     fig, axes = _figure(2.3, ncols=len(panels), sharey=True)
     for ax, (dom, title) in zip(list(axes), panels, strict=True):
         lines, base = breakeven_lines(summary, dom)
-        plot_breakeven(ax, lines, base, title=title)
-    axes[0].set_ylabel("Fitted decoding tok/s")
+        plot_breakeven(ax, lines, base, title=title, relative=True)
+    axes[0].set_ylabel("Fitted tok/s over no-draft tok/s")
     seen: dict[str, Any] = {}
     for ax in axes:  # a run may have no pooled fit but a domain fit: gather every label once
         for h, lb in zip(*ax.get_legend_handles_labels(), strict=True):

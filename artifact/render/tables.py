@@ -75,10 +75,12 @@ def _breakeven(s: Summary) -> dict[str, Any]:
             "baseline_tok": be["baseline_tok_per_s"], "pooled": be["pooled"],
             "by_domain": be.get("by_domain", {}),
         })
-    bases = {(x["baseline_tok"], x["ctx"]) for x in rows}
+    for x in rows:  # the baseline's mean over the prompts of this fit, when the analysis says
+        x["baseline_tok"] = x["pooled"].get("baseline_tok_per_s", x["baseline_tok"])
+    bases = {(x["baseline"], x["ctx"]) for x in rows}
     one = len(bases) == 1
     return {"rows": rows, "domains": s.domains, "show_baseline": not one,
-            "baseline_tok": rows[0]["baseline_tok"] if one else None,
+            "baseline": rows[0]["baseline"] if one else None,
             "ctx": rows[0]["ctx"] if one else None}
 
 

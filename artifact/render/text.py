@@ -105,7 +105,7 @@ def _finalizer(escape: Any) -> Any:
         if isinstance(value, Raw):
             return str(value)
         if value is None:
-            return DASH
+            return escape(DASH)
         if isinstance(value, float):
             return escape(num(value))
         if isinstance(value, str):

@@ -95,6 +95,17 @@ def _speedups(s: Summary) -> list[dict[str, Any]]:
     return known + [x for x in rows if x["speedup"] is None]
 
 
+def _informative(lo: Any, hi: Any) -> bool:
+    """Whether a break-even interval says something about acceptance in [0, 1].
+
+    >>> _informative(0.4, 0.7), _informative(-4.1, 4.4), _informative(1.9, 3.8)
+    (True, False, True)
+    """
+    if is_missing(lo) or is_missing(hi):
+        return False
+    return bool(hi - lo < 1.0 or lo > 1.0 or hi < 0.0)
+
+
 def pick_first(xs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return xs[0] if xs else None
 
@@ -144,18 +155,43 @@ def compute(s: Summary) -> dict[str, Any]:
         f = be["pooled"]
         pos = raw["positions"].get(r, {}).get("all") or []
         longest = max((int(p["position"]) for p in pos), default=None)
-        breakeven.append({"run": r, "label": s.label(r), "k": be["k"],
-                          # the longest draft position logged: beyond k, k did not bind
-                          "max_position": longest,
-                          "k_binding": None if longest is None or be["k"] is None
-                          else longest <= int(be["k"]),
-                          "drafter": be["drafter"], "status": f["status"],
-                          "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
-                          "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
-                          "baseline_tok_per_s": be["baseline_tok_per_s"]})
-    be_ok = [b for b in breakeven if b["alpha_be"] is not None]
+        base = f.get("baseline_tok_per_s", be["baseline_tok_per_s"])
+        ok = f["status"] == "ok" and f["a"] is not None and f["beta"] is not None
+        breakeven.append({
+            "run": r, "label": s.label(r), "k": be["k"], "drafter": be["drafter"],
+            "uses_draft_model": s.configs[r].uses_draft_model,
+            # the longest draft position logged: beyond k, k did not bind
+            "max_position": longest,
+            "k_binding": None if longest is None or be["k"] is None
+            else longest <= int(be["k"]),
+            "status": f["status"], "n": f["n"], "r2": f["r2"],
+            "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
+            "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
+            "baseline_tok_per_s": base,
+            # informative: the interval is narrower than the whole range of alpha, or lies
+            # wholly outside it (no acceptance rate reaches the baseline, or any does)
+            "informative": ok and _informative(f["alpha_be_ci_low"], f["alpha_be_ci_high"]),
+            # the fitted line at alpha = 1 over the baseline: the speedup perfect acceptance
+            # would give at this k (arithmetic on the fit, no new estimate)
+            "ceiling": (f["a"] + f["beta"]) / base if ok and base else None,
+        })
+    informative = [b for b in breakeven if b["informative"]]
+    be_ok = [b for b in informative if b["alpha_be"] is not None]
     k_ignored = sorted({s.configs[b["run"]].drafter for b in breakeven
                         if b["k_binding"] is False})
+    be_draft = [b for b in informative if b["uses_draft_model"] and b["ceiling"] is not None]
+    be_summary = {
+        "n": len(breakeven), "n_informative": len(informative),
+        "uninformative_labels": [b["label"] for b in breakeven if not b["informative"]],
+        "uninformative_drafters": sorted({b["drafter"] for b in breakeven
+                                          if not b["informative"]}),
+        "max_n_uninformative": max((b["n"] for b in breakeven if not b["informative"]),
+                                   default=None),
+        # draft-model k-sweeps whose whole interval lies above 1: no acceptance pays off
+        "unreachable": [b for b in be_draft if b["ci_low"] is not None and b["ci_low"] > 1.0],
+        "draft_best_ceiling": max(be_draft, key=lambda b: (b["ceiling"], b["run"]))
+        if be_draft else None,
+    }
 
     # Control cells: a drafter that proposed no draft in a domain decodes like no draft, so
     # its speedup there shows how far two runs of the same work differ on this machine.
@@ -164,19 +200,11 @@ def compute(s: Summary) -> dict[str, Any]:
         for x in ranked for d in s.domains
         if x["by_domain"].get(d) is not None and s.nothing_drafted(x["run"], d)
     ]
-    base_final = pick_first(baselines)
-    base_ksweep = sorted({b["baseline_tok_per_s"] for b in breakeven
-                          if b["baseline_tok_per_s"] is not None})
     noise = {
         "undrafted": undrafted,
         "n_undrafted": len(undrafted),
         "max_undrafted": max(undrafted, key=lambda u: (abs(u["speedup"] - 1.0), u["run"]))
         if undrafted else None,
-        # the k-sweep's no-draft baseline run against the final no-draft run (other context
-        # size, same prompts): two measurements of decoding without a draft
-        "baseline_runs_ratio": (base_ksweep[0] / base_final["tok_per_s"])
-        if len(base_ksweep) == 1 and base_final and base_final["tok_per_s"] else None,
-        "baseline_ksweep_tok_per_s": base_ksweep[0] if len(base_ksweep) == 1 else None,
     }
     ngram_speedups = [x["speedup"] for x in ngram]
 
@@ -251,9 +279,8 @@ def compute(s: Summary) -> dict[str, Any]:
         "by_domain": by_domain,
         "curves": curves,
         "breakeven": breakeven,
+        "breakeven_summary": be_summary,
         "k_ignored": k_ignored,
-        "k_ignored_max_position": max((b["max_position"] for b in breakeven
-                                       if b["k_binding"] is False), default=None),
         "breakeven_lowest": min(be_ok, key=lambda b: (b["alpha_be"], b["run"])) if be_ok else None,
         "warnings": list(raw["warnings"]),
     }

@@ -172,6 +172,7 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
         def fit(a: float = a, beta: float = beta, n: int = 60) -> dict[str, Any]:
             be = (60.0 - a) / beta
             return {"n": n, "status": "ok", "a": _r(a), "beta": _r(beta), "r2": 0.62,
+                    "baseline_tok_per_s": 60.0,
                     "alpha_be": _r(be), "alpha_be_ci_low": _r(be - 0.06),
                     "alpha_be_ci_high": _r(be + 0.07)}
 
@@ -180,9 +181,23 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
             "ctx_size": 4096, "k": k, "drafter": "ngram-mod", "pooled": fit(),
             "by_domain": {d: fit(a * f, beta, 20) for d, f in DOMAIN_FACTOR.items()},
         }
+    # a draft-model k-sweep whose break-even acceptance lies wholly above 1 (never pays off)
+    runs["ksweep-draft-q2k-k2"] = _run("ksweep-draft-q2k-k2", family="ksweep",
+                                       drafter="draft-simple", label="draft Q2_K k=2", k=2,
+                                       draft_quant="Q2_K")
+    positions["ksweep-draft-q2k-k2"] = {"all": [], "by_domain": {}}
+    slow = {"n": 60, "status": "ok", "a": 10.0, "beta": 12.0, "r2": 0.7,
+            "baseline_tok_per_s": 60.0, "alpha_be": _r(50.0 / 12.0), "alpha_be_ci_low": 3.2,
+            "alpha_be_ci_high": 5.1}
+    breakeven["ksweep-draft-q2k-k2"] = {
+        "baseline_run": "baseline-none", "baseline_tok_per_s": 60.0, "n_matched": 60,
+        "ctx_size": 4096, "k": 2, "drafter": "draft-simple", "pooled": slow,
+        "by_domain": {d: dict(slow, n=20) for d in DOMAINS},
+    }
     # a domain fit that failed: all nulls, status says why
     breakeven["ksweep-ngram-mod-k8"]["by_domain"]["math"] = {
         "n": 2, "status": "too_few_points", "a": None, "beta": None, "r2": None,
+        "baseline_tok_per_s": 60.0,
         "alpha_be": None, "alpha_be_ci_low": None, "alpha_be_ci_high": None,
     }
 

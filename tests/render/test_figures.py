@@ -64,15 +64,30 @@ def test_breakeven_lines_baseline_and_points(ax: Axes, summary: model.Summary) -
     lines, base = figures.breakeven_lines(summary, None)
     drawn = figures.plot_breakeven(ax, lines, base)
     assert drawn.baseline == 60.0
-    assert [ln.label for ln in drawn.lines] == [
+    assert [ln.label for ln in drawn.lines] == [summary.label("ksweep-draft-q2k-k2")] + [
         summary.label(f"ksweep-ngram-mod-k{k}") for k in (2, 4, 8)]
     for ln in drawn.lines:
         assert ln.alpha_be is not None
         assert ln.a + ln.beta * ln.alpha_be == pytest.approx(60.0, rel=1e-4)
     # a failed domain fit is left out, not drawn as a line
     math_lines, _ = figures.breakeven_lines(summary, "math")
-    assert [ln.label for ln in math_lines] == [
+    assert [ln.label for ln in math_lines] == [summary.label("ksweep-draft-q2k-k2")] + [
         summary.label(f"ksweep-ngram-mod-k{k}") for k in (2, 4)]
+
+
+def test_breakeven_relative_marks_points_only_where_informative(
+    ax: Axes, summary: model.Summary
+) -> None:
+    lines, base = figures.breakeven_lines(summary, None)
+    figures.plot_breakeven(ax, lines, base, relative=True)
+    # every baseline is the dashed line at 1; each line starts at a / baseline
+    dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert [tuple(ln.get_ydata()) for ln in dashed] == [(1.0, 1.0)]
+    first = ax.lines[0]
+    assert first.get_ydata()[0] == pytest.approx(lines[0].a / 60.0)
+    # the draft model never breaks even: a right-pointing marker at alpha = 1, no error bar
+    assert any(ln.get_marker() == ">" and ln.get_xdata()[0] == 1.0 for ln in ax.lines)
+    assert len(ax.containers) == 3  # error bars of the three ngram-mod fits
 
 
 def test_hardware_panels(summary: model.Summary) -> None:
