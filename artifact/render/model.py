@@ -65,7 +65,7 @@ class Config:
         >>> Config(run_id="r", family="ksweep", label="x", target="t", target_quant="Q4_1",
         ...        drafter="draft-simple", draft_model="t-q2_k", draft_quant="Q2_K", k=4,
         ...        ctx_size=4096).display
-        'draft model Q2_K, k=4'
+        'draft model Q2_K k=4'
         >>> Config(run_id="r", family="final", label="x", target="t", target_quant="Q4_1",
         ...        drafter="none", draft_model=None, draft_quant=None, k=None,
         ...        ctx_size=2048).display
@@ -79,7 +79,7 @@ class Config:
                 name += " (self)"
         else:
             name = self.drafter
-        return name if self.k is None else f"{name}, k={self.k}"
+        return name if self.k is None else f"{name} k={self.k}"
 
     @property
     def drafter_key(self) -> str:

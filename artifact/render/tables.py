@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from artifact.render.model import Summary, load
-from artifact.render.text import DASH, environment, interval, is_missing
+from artifact.render.text import DASH, environment, interval, is_missing, num
 
 FORMATS = ("md", "tex")
 
@@ -84,6 +84,23 @@ def _breakeven(s: Summary) -> dict[str, Any]:
             "ctx": rows[0]["ctx"] if one else None}
 
 
+def fit_short(fit: Any, digits: int = 2) -> Any:
+    """A break-even point without its interval, for the narrow domain columns: in parentheses
+    when its interval is wider than [0, 1], an em dash when there is no fit.
+
+    >>> fit_short({"status": "ok", "alpha_be": 0.4, "alpha_be_ci_low": 0.3,
+    ...            "alpha_be_ci_high": 0.5}), fit_short({"status": "ok", "alpha_be": -0.3,
+    ...            "alpha_be_ci_low": -32.0, "alpha_be_ci_high": 31.0})
+    ('0.40', '(-0.30)')
+    """
+    if not fit or fit.get("status") != "ok" or is_missing(fit.get("alpha_be")):
+        return None
+    lo, hi = fit.get("alpha_be_ci_low"), fit.get("alpha_be_ci_high")
+    wide = is_missing(lo) or is_missing(hi) or (hi - lo >= 1.0 and lo <= 1.0 and hi >= 0.0)
+    text = num(fit["alpha_be"], digits)
+    return f"({text})" if wide else text
+
+
 def fit_text(fit: Any, digits: int = 2) -> Any:
     """A break-even fit as ``alpha_be [lo, hi]``; a failed fit says why instead of a bare dash.
 
@@ -112,6 +129,7 @@ def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
     """One table in one format (``md`` or ``tex``) as text."""
     env = environment(fmt, jinja2.FileSystemLoader(templates / "tables"))
     env.filters["fit"] = fit_text
+    env.filters["fit_short"] = fit_short
     return env.get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
 
 

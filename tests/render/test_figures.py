@@ -54,7 +54,7 @@ def test_positions_curves_and_bands(ax: Axes, summary: model.Summary) -> None:
     curves = figures.position_curves(summary, "code")
     drawn = figures.plot_positions(ax, curves)
     assert [c.label for c in drawn.curves] == [
-        "draft model Q4_1 (self), k=8 (Q4_1 target)", "ngram-mod, k=8 (Q4_1 target)"]
+        "draft model Q4_1 (self) k=8 (Q4_1 target)", "ngram-mod k=8 (Q4_1 target)"]
     for c in drawn.curves:
         assert all(lo <= m <= hi for lo, m, hi in zip(c.ci_low, c.mean, c.ci_high, strict=True))
     assert len(ax.lines) == 2 and len(ax.collections) == 2  # one band per curve
