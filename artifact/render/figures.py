@@ -274,6 +274,7 @@ def plot_breakeven(
     says something: a marker at the right edge when the whole interval lies above 1, none when
     the interval is wider than [0, 1].
     """
+    beyond = 0
     for i, ln in enumerate(lines):
         colour = ln.colour or OKABE_ITO[i % len(OKABE_ITO)]
         base = ln.baseline if ln.baseline is not None else baseline
@@ -289,9 +290,11 @@ def plot_breakeven(
         y = 1.0 if relative else base
         lo = ln.alpha_be if ln.ci_low is None else ln.ci_low
         hi = ln.alpha_be if ln.ci_high is None else ln.ci_high
-        if lo > 1.0:  # no acceptance rate reaches the baseline: say so at the right edge
-            ax.plot([1.0], [y], marker=">", markersize=4, color=colour, clip_on=False,
-                    linestyle="none")
+        if lo > 1.0:  # no acceptance rate reaches the baseline: say so at the right edge,
+            # one marker beside the other when several runs never break even
+            ax.plot([1.0 + 0.04 * beyond], [y], marker=">", markersize=4, color=colour,
+                    clip_on=False, linestyle="none")
+            beyond += 1
         elif 0.0 <= ln.alpha_be <= 1.0 and hi - lo < 1.0:  # an interval that says something
             ax.errorbar([ln.alpha_be], [y],
                         xerr=[[ln.alpha_be - max(lo, 0.0)], [min(hi, 1.0) - ln.alpha_be]],

@@ -143,7 +143,8 @@ def compute(s: Summary) -> dict[str, Any]:
             by_domain[d] = {"best_label": x["label"], "best_speedup": v}
 
     curves = []
-    for r in s.curve_ids:
+    curve_runs = [r for r in s.curve_ids if s.configs[r].family == "curves"] or s.curve_ids
+    for r in curve_runs:  # the runs of the positions figure
         pos = raw["positions"][r]["all"]
         curves.append({"run": r, "label": s.label(r), "k": s.configs[r].k,
                        "first": pos[0]["mean"], "last": pos[-1]["mean"],
