@@ -1,10 +1,12 @@
-"""Campaign overheads, from run directories (not a timed test).
+"""Campaign overheads, from run directories, and the client's own cost (not a timed test).
 
 Prints, per run and for the whole campaign:
 - client overhead per request: client end-to-end time minus the server's own
   prompt_ms + predicted_ms (median and p95; goal: median under 2 ms);
 - campaign efficiency: server-reported request time over measured wall time (goal: >= 0.9),
-  with model load and warm-up reported apart.
+  with model load and warm-up reported apart;
+- side by side, the client's own processing of one request: the same streaming client fed a
+  recorded-shape stream (one event per token) by ``httpx.MockTransport``, so no server time.
 
     python benchmarks/bench_campaign.py [RUNS_DIR]     # default: experiments/runs
 """
@@ -19,6 +21,36 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from artifact import paths, records
+from artifact.campaign.client import complete
+
+
+def client_only_ms(n_events: int = 129, n_requests: int = 200) -> list[float]:
+    """Wall time of ``complete()`` on an instant, in-memory stream of ``n_events`` events."""
+    import asyncio
+    import json
+    import time
+
+    import httpx
+
+    timings = {"prompt_n": 150, "prompt_ms": 1.0, "predicted_n": n_events - 1,
+               "predicted_ms": 1.0, "predicted_per_second": 1.0, "cache_n": 0,
+               "draft_n": 40, "draft_n_accepted": 30}
+    event = b"data: " + json.dumps({"content": " tok", "stop": False}).encode() + b"\n\n"
+    body = event * (n_events - 1)
+    body += b"data: " + json.dumps({"content": "", "stop": True, "timings": timings}).encode()
+    body += b"\n\n"
+
+    async def go() -> list[float]:
+        out = []
+        transport = httpx.MockTransport(lambda req: httpx.Response(200, content=body))
+        async with httpx.AsyncClient(transport=transport) as client:
+            for _ in range(n_requests):
+                t0 = time.perf_counter_ns()
+                await complete(client, "http://127.0.0.1:1", {"prompt": "x"}, 30.0)
+                out.append((time.perf_counter_ns() - t0) / 1e6)
+        return out[10:]  # warm-up
+
+    return asyncio.run(go())
 
 
 def main(root: Path) -> int:
@@ -52,6 +84,14 @@ def main(root: Path) -> int:
     print(f"client overhead per request: median {np.median(all_over):.2f} ms, "
           f"p95 {np.percentile(all_over, 95):.2f} ms over {len(all_over)} requests "
           "(goal: median < 2 ms)")
+    heads = [r.ttft_ms - r.timings.prompt_ms for run in runs
+             for r in records.read_results(run)[0] if r.ttft_ms is not None]
+    print(f"  of which before the first token (ttft - prompt_ms): median {np.median(heads):.2f} ms "
+          "(server-side tokenization, slot launch, HTTP: outside the server's timings)")
+    own = client_only_ms()
+    print(f"client's own processing of a 129-event stream (MockTransport, no server): "
+          f"median {np.median(own):.2f} ms, p95 {np.percentile(own, 95):.2f} ms "
+          f"(ratio to the measured overhead: {np.median(own) / np.median(all_over):.2f})")
     print(f"campaign efficiency: {tot_server:.1f} s server time / {tot_wall:.1f} s measured wall "
           f"= {tot_server / tot_wall:.3f} (goal >= 0.9)")
     print(f"apart from it: model load {tot_load:.1f} s, warm-up {tot_warm:.1f} s; "
