@@ -6,8 +6,35 @@ acceptance), :mod:`.breakeven` (break-even acceptance), :mod:`.summary` (assembl
 JSON). The statistics themselves live in :mod:`artifact.stats`.
 """
 
-from artifact.analysis.runs import AnalysisError, ConfigError, Run, RunDescription, load_runs
-from artifact.analysis.summary import SCHEMA_VERSION, build_summary, dumps, write_summary
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from artifact.analysis.params import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from artifact.analysis.runs import (
+        AnalysisError,
+        ConfigError,
+        Run,
+        RunDescription,
+        load_runs,
+    )
+    from artifact.analysis.summary import build_summary, dumps, write_summary
+
+# Imported on first use, so that `doit` (which imports the analysis task) does not load
+# numpy and scipy just to list or skip tasks.
+_LAZY = {"AnalysisError": "runs", "ConfigError": "runs", "Run": "runs",
+         "RunDescription": "runs", "load_runs": "runs", "build_summary": "summary",
+         "dumps": "summary", "write_summary": "summary"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"artifact.analysis.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'artifact.analysis' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",

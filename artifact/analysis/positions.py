@@ -12,9 +12,9 @@ from artifact import records, stats
 from artifact.analysis.logs import LogEntry
 
 # Bootstrap settings: part of the result, so part of the task's uptodate check.
-N_RESAMPLES = 2000
-CONFIDENCE = 0.95
-SEED = 20261129
+from artifact.analysis.params import CONFIDENCE as CONFIDENCE
+from artifact.analysis.params import N_RESAMPLES as N_RESAMPLES
+from artifact.analysis.params import SEED as SEED
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,9 +20,9 @@ from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import positions as _positions
 from artifact.analysis.logs import Pairing, pair
+from artifact.analysis.params import SCHEMA_VERSION
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, Run, load_runs
 
-SCHEMA_VERSION = 1
 SIG_DIGITS = 6
 ENV_FIELDS = (
     "llama_cpp_version",

@@ -8,8 +8,7 @@ from typing import Any
 from doit.tools import config_changed
 
 from artifact import paths, records
-from artifact.analysis import positions
-from artifact.analysis.summary import SCHEMA_VERSION, write_summary
+from artifact.analysis import params as analysis_params
 
 RUN_FILES = (
     records.CONFIG,
@@ -23,6 +22,8 @@ _CODE = Path(__file__).resolve().parent
 
 
 def _write(runs: Path, out: Path) -> None:
+    from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
+
     write_summary(runs, out)  # returns the summary; doit must not store it
 
 
@@ -31,10 +32,10 @@ def task_analysis() -> dict[str, Any]:
     deps = sorted(str(p) for p in paths.RUNS.glob("*/*") if p.name in RUN_FILES)
     code = [*sorted(str(p) for p in _CODE.glob("*.py")), str(_CODE.parent / "stats.py")]
     params = {
-        "schema_version": SCHEMA_VERSION,
-        "bootstrap_resamples": positions.N_RESAMPLES,
-        "bootstrap_seed": positions.SEED,
-        "confidence": positions.CONFIDENCE,
+        "schema_version": analysis_params.SCHEMA_VERSION,
+        "bootstrap_resamples": analysis_params.N_RESAMPLES,
+        "bootstrap_seed": analysis_params.SEED,
+        "confidence": analysis_params.CONFIDENCE,
     }
     return {
         "actions": [(_write, [paths.RUNS, paths.SUMMARY])],
