@@ -122,14 +122,20 @@ def task_kick() -> dict[str, Any]:
 
 
 def _kick_report() -> None:
-    """Print tok/s, alpha and speedup of the kick runs through the real analysis."""
-    try:
-        from artifact.analysis import build_summary
-    except ImportError:  # analysis stage not present yet
-        return
+    """Print tok/s, acceptance and speedup of the kick runs, through the real analysis."""
+    from artifact.analysis import build_summary
+
     summary = build_summary(KICK_RUNS)
+
+    def fmt(x: object) -> str:
+        return f"{x:.3g}" if isinstance(x, float | int) else "-"
+
+    print(f"  {'run':24s} {'tok/s':>7s} {'alpha':>6s} {'speedup':>8s}")
     for run_id, res in sorted(summary.get("final", {}).items()):
         o = res["overall"]
-        sp = summary.get("speedup", {}).get(run_id, {}).get("overall", {})
-        print(f"  {run_id:24s} tok/s {o['tok_per_s']['mean']}  alpha {o['alpha']['mean']}  "
-              f"speedup {sp.get('ratio_of_means', '-')}")
+        alpha = (o.get("alpha") or {}).get("mean")
+        speedup = summary.get("speedup", {}).get(run_id, {}).get("overall", {})
+        print(f"  {run_id:24s} {fmt(o['tok_per_s']['mean']):>7s} {fmt(alpha):>6s} "
+              f"{fmt(speedup.get('mean_ratio')):>8s}")
+    for w in summary.get("warnings", []):
+        print(f"  warning: {w}")
