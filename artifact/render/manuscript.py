@@ -218,14 +218,32 @@ def typst_fonts() -> list[str]:
     return [str(Path(matplotlib.get_data_path()) / "fonts" / "ttf")]
 
 
+def _latex(engine: str, build: Path, epoch: int) -> None:
+    """Compile the standalone ``paper.tex`` itself (twice, for cross-references).
+
+    The PDF is then made from exactly the file an arXiv submission holds, and no temporary
+    path of pandoc's enters it (pdfTeX writes the paths of included figures into the PDF).
+    """
+    if not (build / "paper.tex").exists():
+        write_tex(build=build)
+    cmd = [engine, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"]
+    for _ in range(2):
+        proc = subprocess.run(cmd, cwd=build, env=_env(epoch), capture_output=True, text=True,
+                              check=False)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stdout.strip().splitlines()[-12:])
+            raise ManuscriptError(f"{engine} paper.tex failed (see paper.log):\n{tail}")
+    for ext in ("aux", "log", "out", "toc"):
+        (build / f"paper.{ext}").unlink(missing_ok=True)
+
+
 def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> str:
     """``paper.pdf`` with a LaTeX engine if installed, else Typst; returns the engine line."""
     epoch = _epoch(build)
     engine = latex_engine()
     if engine is not None:
-        _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
-                 "paper.latex.md", "--pdf-engine", engine, "-o", "paper.pdf"], build, epoch)
-        line = f"{engine} (via pandoc)"
+        _latex(engine, build, epoch)
+        line = f"{engine} (on paper.tex)"
     else:
         import typst
 

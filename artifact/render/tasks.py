@@ -203,7 +203,8 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         pdf_deps = [paths.BUILD / "paper.typst.md", DEFAULTS / "typst.yaml",
                     *(FIGURE_DIR / f"{n}.png" for n in FIGURES), *common]
     else:
-        pdf_deps = [*tex_deps, *(FIGURE_DIR / f"{n}.pdf" for n in FIGURES),
+        pdf_deps = [*tex_deps, paths.BUILD / "paper.tex",
+                    *(FIGURE_DIR / f"{n}.pdf" for n in FIGURES),
                     *(TABLE_DIR / f"{n}.tex" for n in TABLES)]
     yield {
         "name": "pdf",
