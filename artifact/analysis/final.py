@@ -33,6 +33,7 @@ class ConfigStats:
     """The ``Stats`` object of ``summary.json`` (``None`` = not applicable or not measured)."""
 
     n: int
+    n_drafted: int  # requests that received at least one draft (non-null alpha)
     tok_per_s: Location
     alpha: Center | None  # None for a run without a drafter
     tau_mean: float | None
@@ -103,6 +104,7 @@ def _stats(
     alphas = [r.alpha for r in recs if r.alpha is not None]
     return ConfigStats(
         n=len(recs),
+        n_drafted=len(alphas),
         tok_per_s=_loc([r.timings.predicted_per_second for r in recs]),
         alpha=_center(alphas) if drafted else None,
         tau_mean=tau,
