@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,22 @@ def write_json(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
+def iter_jsonl(path: Path) -> Iterator[dict[str, Any] | None]:
+    """Stream a JSONL file: each line's object, or None for an undecodable or broken line."""
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                yield None
+                continue
+            yield obj if isinstance(obj, dict) else None
+
+
 def read_jsonl(path: Path) -> JsonlRead:
     """Read JSONL tolerantly: missing file is empty; bad bytes or broken lines are counted.
 
@@ -175,23 +192,9 @@ def read_jsonl(path: Path) -> JsonlRead:
     >>> [row["a"] for row in r.rows], r.n_bad_lines
     ([1, 2], 2)
     """
-    if not path.exists():
-        return JsonlRead([], 0)
-    rows: list[dict[str, Any]] = []
-    bad = 0
-    for raw in path.read_bytes().splitlines():
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            bad += 1
-            continue
-        if isinstance(obj, dict):
-            rows.append(obj)
-        else:
-            bad += 1
-    return JsonlRead(rows, bad)
+    rows = list(iter_jsonl(path))
+    good = [r for r in rows if r is not None]
+    return JsonlRead(good, len(rows) - len(good))
 
 
 def result_from_row(row: dict[str, Any]) -> Result:
@@ -202,12 +205,20 @@ def result_from_row(row: dict[str, Any]) -> Result:
     return Result(timings=timings, **fields)
 
 
-def read_results(run: Path) -> tuple[list[Result], int]:
-    """Results of a run and the number of lines that could not be read as a :class:`Result`."""
-    read = read_jsonl(run / RESULTS)
+def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
+    """Results of a run and the number of lines that could not be read as a :class:`Result`.
+
+    ``keep_events=False`` drops the per-event arrival times (one float per token) line by line,
+    which keeps memory, and so time, linear in the number of records for the analysis.
+    """
     out: list[Result] = []
-    bad = read.n_bad_lines
-    for row in read.rows:
+    bad = 0
+    for row in iter_jsonl(run / RESULTS):
+        if row is None:
+            bad += 1
+            continue
+        if not keep_events and "event_ms" in row:
+            row["event_ms"] = []
         try:
             out.append(result_from_row(row))
         except (KeyError, TypeError):

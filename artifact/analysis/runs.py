@@ -14,7 +14,6 @@ Exceptions::
 from __future__ import annotations
 
 import gc
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -201,39 +200,6 @@ class Run:
         return [r for r, bad in zip(self.records, self.spurious, strict=True) if not bad]
 
 
-def read_results_lean(run: Path) -> tuple[list[Result], int]:
-    """Like :func:`artifact.records.read_results`, but streaming and without ``event_ms``.
-
-    The analysis never reads the per-event arrival times (one float per token); dropping them
-    line by line keeps memory, and so time, linear in the number of records. Tolerance is the
-    same: undecodable or malformed lines are skipped and counted.
-    """
-    path = run / records.RESULTS
-    out: list[Result] = []
-    bad = 0
-    if not path.exists():
-        return out, bad
-    with path.open("rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                bad += 1
-                continue
-            if not isinstance(row, dict):
-                bad += 1
-                continue
-            if "event_ms" in row:
-                row["event_ms"] = []
-            try:
-                out.append(records.result_from_row(row))
-            except (KeyError, TypeError):
-                bad += 1
-    return out, bad
-
-
 def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any] | None:
     if not path.exists():
         problems.append(f"run {where}: {path.name}: missing")
@@ -254,7 +220,7 @@ def load_run(path: Path) -> Run:
         raise ConfigError(f"run {where}: {err}") from err
     desc = describe(config, where=where)
     problems: list[str] = []
-    recs, n_bad = read_results_lean(path)
+    recs, n_bad = records.read_results(path, keep_events=False)
     if n_bad:
         problems.append(f"run {where}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
     errs = records.read_jsonl(path / records.ERRORS)

@@ -1,4 +1,4 @@
-"""``python -m artifact.campaign``: list or run the runs of a campaign file."""
+"""List or run the runs of a campaign file (python -m artifact.campaign)."""
 
 from __future__ import annotations
 
