@@ -11,13 +11,14 @@
     used_in   = ["Results: speedup paragraph"]
     format    = ".2f"                           # how the text prints it (optional)
 
-:func:`check` recomputes each quantity from ``summary.json`` / ``vars.json`` and classifies it
-``ok`` (within tolerance), ``deviates`` or ``missing``. The report (Markdown and HTML with the
-figures embedded) lists expected, reproduced, difference and status; anything not ``ok`` is a
-warning by default and a failure under ``--strict``.
+:func:`check` looks each quantity up (:func:`lookup`) in the parsed ``summary.json`` /
+``vars.json`` and classifies it ``ok`` (within tolerance), ``deviates`` or ``missing``. The ledger
+knows no rendering: the reproduction report and the ``verify`` gate are
+:mod:`artifact.render.report`, which renders what :func:`check` returns.
 
 Run ``python -m artifact.claims --print-current`` to print the current values as TOML lines, to
-paste into the ledger after a human has read them.
+paste into the ledger after a human has read them (the command line is
+:func:`artifact.render.report.main`; this module's name is kept for it).
 
 Exceptions::
 
@@ -26,18 +27,13 @@ Exceptions::
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import subprocess
-import sys
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import paths
+from artifact import files
 
 SOURCES = ("vars", "summary")
 STATUSES = ("ok", "deviates", "missing")
@@ -145,19 +141,40 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
 
 def load(path: Path) -> list[Claim]:
     """Read and validate the ledger."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ClaimsError(f"{path}: cannot read ({err.strerror})") from err
-    except tomllib.TOMLDecodeError as err:
-        raise ClaimsError(f"{path}: not TOML ({err})") from err
-    return parse(data, str(path))
+    return parse(files.load_toml(path, ClaimsError), str(path))
+
+
+def lookup(data: Any, dotted: str) -> Any:
+    """Follow a dotted path (``speedup.run.overall.mean_ratio``) into nested mappings/lists.
+
+    Run ids may contain dots, so at each level the longest key that matches wins.
+
+    >>> lookup({"a": {"b.c": [1, {"d": 2}]}}, "a.b.c.1.d")
+    2
+    """
+    parts = dotted.split(".")
+    i = 0
+    cur = data
+    while i < len(parts):
+        if isinstance(cur, list):
+            cur = cur[int(parts[i])]
+            i += 1
+            continue
+        if not isinstance(cur, Mapping):
+            raise KeyError(".".join(parts[:i]))
+        for j in range(len(parts), i, -1):
+            key = ".".join(parts[i:j])
+            if key in cur:
+                cur = cur[key]
+                i = j
+                break
+        else:
+            raise KeyError(".".join(parts[: i + 1]))
+    return cur
 
 
 def resolve(claim: Claim, summary: Mapping[str, Any], variables: Mapping[str, Any]) -> Any:
     """The current value of a claim's quantity; ``KeyError`` when absent."""
-    from artifact.render.model import lookup
-
     root = variables if claim.source == "vars" else summary
     return lookup(root, claim.path)
 
@@ -198,6 +215,7 @@ def compare(claim: Claim, value: Any) -> Outcome:
 def check(
     claims: Sequence[Claim], summary: Mapping[str, Any], variables: Mapping[str, Any]
 ) -> list[Outcome]:
+    """Every claim's outcome against the parsed summary and variables, in ledger order."""
     out = []
     for c in claims:
         try:
@@ -208,90 +226,7 @@ def check(
     return out
 
 
-def _image(path: Path) -> str:
-    return path.as_posix()
+if __name__ == "__main__":  # `python -m artifact.claims`: the command line at the edge
+    from artifact.render.report import main
 
-
-def write_report(
-    outcomes: Sequence[Outcome], *, out_dir: Path, figures: Sequence[Path], strict: bool,
-    templates: Path = paths.TEMPLATES,
-) -> tuple[Path, Path]:
-    """``report.md`` and a self-contained ``report.html`` (figures embedded)."""
-    import jinja2
-    import pypandoc
-
-    from artifact.render.text import environment
-
-    env = environment("md", jinja2.FileSystemLoader(templates))
-    counts = {s: sum(1 for o in outcomes if o.status == s) for s in STATUSES}
-    md = env.get_template("report.md.j2").render(
-        outcomes=outcomes, counts=counts, strict=strict,
-        figures=[f.relative_to(out_dir).as_posix() for f in figures], fmt=format_value,
-    )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, html_path = out_dir / "report.md", out_dir / "report.html"
-    md_path.write_text(md, encoding="utf-8")
-    subprocess.run(
-        [pypandoc.get_pandoc_path(), "report.md", "-s", "--embed-resources",
-         "--metadata", "title=Reproduction report", "-o", "report.html"],
-        cwd=out_dir, check=True,
-    )
-    return md_path, html_path
-
-
-def verify(
-    *, ledger: Path, summary: Path, variables: Path, out_dir: Path, figures: Sequence[Path],
-    strict: bool = False,
-) -> list[Outcome]:
-    """Recompute every claim, write the report; raise under ``strict`` if any is not ok."""
-    claims = load(ledger)
-    outcomes = check(claims, json.loads(summary.read_text(encoding="utf-8")),
-                     json.loads(variables.read_text(encoding="utf-8")))
-    write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict)
-    bad = [o for o in outcomes if o.status != "ok"]
-    for o in bad:
-        print(f"claims: {o.claim.id}: {o.status} (expected {o.claim.expected}, "
-              f"reproduced {o.reproduced})", file=sys.stderr)
-    if bad and strict:
-        raise ClaimsError(f"{ledger}: {len(bad)} of {len(outcomes)} claims not reproduced")
-    return outcomes
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m artifact.claims",
-                                description="Recompute the claims ledger.")
-    p.add_argument("--ledger", type=Path, default=paths.CLAIMS)
-    p.add_argument("--summary", type=Path, default=paths.SUMMARY)
-    p.add_argument("--vars", type=Path, default=paths.BUILD / "vars.json")
-    p.add_argument("--print-current", action="store_true",
-                   help="print each claim's current value as TOML, for a human to paste")
-    p.add_argument("--strict", action="store_true", help="fail when a claim is not reproduced")
-    args = p.parse_args(argv)
-    try:
-        claims = load(args.ledger)
-        summary = json.loads(args.summary.read_text(encoding="utf-8"))
-        if args.vars.exists():
-            variables = json.loads(args.vars.read_text(encoding="utf-8"))
-        else:
-            from artifact.render import model
-            from artifact.render import vars as rvars
-            variables = rvars.compute(model.from_json(summary, str(args.summary)))
-    except (ClaimsError, OSError, json.JSONDecodeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    outcomes = check(claims, summary, variables)
-    if args.print_current:
-        for o in outcomes:
-            value = o.reproduced
-            shown = json.dumps(value) if value is not None else "# missing"
-            print(f'# {o.claim.id} ({o.claim.quantity}): was {o.claim.expected!r}, '
-                  f"status {o.status}\nexpected = {shown}\n")
-        return 0
-    for o in outcomes:
-        print(f"{o.status:9} {o.claim.id}: expected {o.claim.expected}, reproduced {o.reproduced}")
-    bad = sum(1 for o in outcomes if o.status != "ok")
-    return 1 if bad and args.strict else 0
-
-
-if __name__ == "__main__":
     raise SystemExit(main())

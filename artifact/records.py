@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from artifact import files
+
 SCHEMA = 1
 # What a run's ``spec.drafter`` may be: llama-server's ``--spec-type`` values, "none" first.
 DRAFTERS = (
@@ -161,9 +163,8 @@ def append_jsonl(path: Path, obj: Any) -> None:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write JSON atomically (temp file + rename), sorted keys, trailing newline."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(to_json(obj), sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # allow_nan: a raw file keeps what was measured; the analysis reads NaN as not computable
+    files.write_json(path, to_json(obj), allow_nan=True)
 
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any] | None]:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from artifact import paths
+from artifact import files, paths
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
@@ -222,12 +221,7 @@ def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
 def load_campaign(file: Path) -> Campaign:
     """Parse and validate one campaign file."""
     ctx = _Ctx(file)
-    try:
-        doc = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise SpecError(f"{ctx.file}: file not found") from err
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(f"{ctx.file}: not valid TOML ({err})") from err
+    doc = files.load_toml(file, SpecError, where=ctx.file)
     for k in doc:
         if k not in {"campaign", "defaults", "server", "models", "run"}:
             raise ctx.fail(k, "unknown table (allowed: campaign, defaults, models, run, server)")

@@ -1,21 +1,20 @@
 """Raw runs to ``summary.json`` (schema in ``docs/summary-schema.md``).
 
-The output is plain JSON with sorted keys and floats rounded to :data:`SIG_DIGITS` significant
-digits, so equal inputs give equal bytes. A value that could not be computed (``nan``) becomes
-``null`` and a warning naming where it is; ``None`` in a result means "not applicable" (no
-drafter, no GPU) and is written as ``null`` without a warning.
+The output is plain JSON with sorted keys and floats rounded to 6 significant digits
+(:mod:`artifact.files`), so equal inputs give equal bytes. A value that could not be computed
+(``nan``) becomes ``null`` and a warning naming where it is; ``None`` in a result means "not
+applicable" (no drafter, no GPU) and is written as ``null`` without a warning.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from artifact import files
 from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import positions as _positions
@@ -23,7 +22,6 @@ from artifact.analysis.logs import Pairing, pair
 from artifact.analysis.params import SCHEMA_VERSION
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, Run, load_runs
 
-SIG_DIGITS = 6
 ENV_FIELDS = (
     "llama_cpp_version",
     "binary_sha256",
@@ -34,41 +32,6 @@ ENV_FIELDS = (
     "python",
     "packages",
 )
-
-
-def round_sig(x: float, digits: int = SIG_DIGITS) -> float:
-    """Round to ``digits`` significant digits (``-0.0`` becomes ``0.0``).
-
-    >>> round_sig(123.456789), round_sig(0.000123456789), round_sig(-0.0)
-    (123.457, 0.000123457, 0.0)
-    """
-    r = float(f"{x:.{digits}g}")
-    return 0.0 if r == 0.0 else r
-
-
-def to_plain(obj: Any, path: str, nan_paths: list[str]) -> Any:
-    """Dataclasses, mappings and sequences to JSON data; floats rounded, ``nan`` to ``None``.
-
-    The dotted path of every non-finite float is appended to ``nan_paths``.
-
-    >>> bad: list[str] = []
-    >>> to_plain({"a": [1.23456789, float("nan")], "b": None}, "x", bad), bad
-    ({'a': [1.23457, None], 'b': None}, ['x.a.1'])
-    """
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    if isinstance(obj, Mapping):
-        return {str(k): to_plain(v, f"{path}.{k}", nan_paths) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_plain(v, f"{path}.{i}", nan_paths) for i, v in enumerate(obj)]
-    if isinstance(obj, bool) or obj is None or isinstance(obj, int | str):
-        return obj
-    if isinstance(obj, float):
-        if not math.isfinite(obj):
-            nan_paths.append(path)
-            return None
-        return round_sig(obj)
-    raise TypeError(f"{path}: cannot write {type(obj).__name__} to JSON")
 
 
 def _nan_warnings(nan_paths: Sequence[str]) -> list[str]:
@@ -260,11 +223,11 @@ def build_summary(
     result = analyse(runs, n_resamples=n_resamples)
     nan_paths: list[str] = []
     plain = {
-        k: to_plain(v, k, nan_paths)
+        k: files.to_plain(v, k, nan_paths)
         for k, v in result.items()
         if k not in ("warnings", "parameters")
     }
-    plain["parameters"] = to_plain(result["parameters"], "parameters", nan_paths)
+    plain["parameters"] = files.to_plain(result["parameters"], "parameters", nan_paths)
     plain["schema_version"] = SCHEMA_VERSION
     plain["warnings"] = sorted(set(warnings + result["warnings"] + _nan_warnings(nan_paths)))
     return plain
@@ -272,14 +235,11 @@ def build_summary(
 
 def dumps(summary: Mapping[str, Any]) -> str:
     """The canonical text of a summary: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    return files.dumps_json(summary)
 
 
 def write_summary(runs_root: Path, out_path: Path) -> dict[str, Any]:
     """Build the summary and write it atomically to ``out_path``; returns it."""
     summary = build_summary(runs_root)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_suffix(out_path.suffix + ".tmp")
-    tmp.write_text(dumps(summary), encoding="utf-8")
-    tmp.replace(out_path)
+    files.write_text(out_path, dumps(summary))
     return summary

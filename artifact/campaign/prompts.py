@@ -17,7 +17,6 @@ import hashlib
 import json
 import random
 import re
-import tomllib
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 
 import jinja2
 
-from artifact import paths
+from artifact import files, paths
 from artifact.gguf import string_metadata
 
 DOMAINS = ("code", "chat", "math")
@@ -64,10 +63,7 @@ class Recipe:
 
 def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
     where = file.name
-    try:
-        doc = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise PromptSetError(f"{where}: cannot read ({err})") from err
+    doc = files.load_toml(file, PromptSetError, where=where)
     out: dict[str, Recipe] = {}
     for name, t in doc.get("sets", {}).items():
         allowed = {"description", "seed", "min_chars", "max_chars", *DOMAINS}
@@ -195,12 +191,9 @@ def prompt_set_path(name: str) -> Path:
 
 def write_prompt_set(prompts: list[Prompt], dest: Path) -> str:
     """Write the set (one JSON line per prompt) and return its identity (sha256 of the bytes)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(json.dumps(p.__dict__, sort_keys=True, ensure_ascii=False) + "\n"
                    for p in prompts)
-    tmp = dest.with_suffix(".tmp")
-    tmp.write_text(body, encoding="utf-8")
-    tmp.replace(dest)
+    files.write_text(dest, body)
     return _sha(body)
 
 

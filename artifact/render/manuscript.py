@@ -34,6 +34,8 @@ from typing import Any
 import jinja2
 
 from artifact import paths
+from artifact.claims import Claim, format_value, resolve
+from artifact.claims import load as load_claims
 from artifact.render.model import RenderError
 from artifact.render.text import Raw, environment
 
@@ -104,8 +106,6 @@ class _Floats:
         return Raw(f"![{caption}](figures/{name}.{ext}){{#fig:{name} width=100%}}\n")
 
     def claim(self, cid: str) -> str:
-        from artifact.claims import Claim, format_value, resolve
-
         c = self.claims.get(cid)
         if not isinstance(c, Claim):
             raise ManuscriptError(f"paper.md: claim {cid!r} is not in the claims ledger")
@@ -131,9 +131,7 @@ def render_markdown(
     ledger: Path,
 ) -> tuple[str, list[str]]:
     """The intermediate Markdown for one output format, and the claim ids it used."""
-    from artifact.claims import load
-
-    claims = {c.id: c for c in load(ledger)}
+    claims = {c.id: c for c in load_claims(ledger)}
     floats = _Floats(fmt, build, claims, variables, summary)
     env = environment("md", jinja2.FileSystemLoader(template.parent))
     funcs: dict[str, Callable[..., Any]] = {

@@ -211,32 +211,3 @@ def load(path: Path) -> Summary:
     if not isinstance(raw, dict):
         raise SummaryError(f"{path}: top level is not an object")
     return from_json(raw, str(path))
-
-
-def lookup(data: Any, dotted: str) -> Any:
-    """Follow a dotted path (``speedup.run.overall.mean_ratio``) into nested mappings/lists.
-
-    Run ids may contain dots, so at each level the longest key that matches wins.
-
-    >>> lookup({"a": {"b.c": [1, {"d": 2}]}}, "a.b.c.1.d")
-    2
-    """
-    parts = dotted.split(".")
-    i = 0
-    cur = data
-    while i < len(parts):
-        if isinstance(cur, list):
-            cur = cur[int(parts[i])]
-            i += 1
-            continue
-        if not isinstance(cur, Mapping):
-            raise KeyError(".".join(parts[:i]))
-        for j in range(len(parts), i, -1):
-            key = ".".join(parts[i:j])
-            if key in cur:
-                cur = cur[key]
-                i = j
-                break
-        else:
-            raise KeyError(".".join(parts[: i + 1]))
-    return cur

@@ -97,9 +97,9 @@ def _write_out(kind: str) -> None:
 
 
 def _verify(strict: bool) -> None:
-    from artifact import claims
+    from artifact.render import report
 
-    claims.verify(ledger=paths.CLAIMS, summary=paths.SUMMARY, variables=VARS,
+    report.verify(ledger=paths.CLAIMS, summary=paths.SUMMARY, variables=VARS,
                   out_dir=paths.BUILD, figures=[FIGURE_DIR / f"{n}.png" for n in FIGURES],
                   strict=strict)
 
@@ -224,7 +224,7 @@ def task_verify() -> dict[str, Any]:
         "params": [{"name": "strict", "long": "strict", "type": bool, "default": False,
                     "help": "fail when a claim is not reproduced within its tolerance"}],
         "file_dep": _s([paths.CLAIMS, paths.SUMMARY, VARS, paths.TEMPLATES / "report.md.j2",
-                        paths.ROOT / "artifact" / "claims.py",
+                        paths.ROOT / "artifact" / "claims.py", RENDER / "report.py",
                         *(FIGURE_DIR / f"{n}.png" for n in FIGURES)]),
         "targets": _s([REPORT, REPORT_HTML]),
         "clean": True,

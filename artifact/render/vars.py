@@ -15,26 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from artifact import files
 from artifact.render.model import Summary, load
 from artifact.render.text import is_missing
 
 # 2000-01-01T00:00:00Z: used for SOURCE_DATE_EPOCH when no run recorded a start time.
 FALLBACK_EPOCH = 946684800
-
-
-def _r(x: Any) -> Any:
-    """Round floats to 6 significant digits, recursively; NaN becomes ``None``.
-
-    >>> _r({"a": [1.23456789, float("nan")], "b": "x"})
-    {'a': [1.23457, None], 'b': 'x'}
-    """
-    if isinstance(x, float):
-        return None if is_missing(x) else float(f"{x:.6g}")
-    if isinstance(x, dict):
-        return {k: _r(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_r(v) for v in x]
-    return x
 
 
 def epoch(timestamp: str | None) -> int:
@@ -291,16 +277,14 @@ def compute(s: Summary) -> dict[str, Any]:
         "breakeven_lowest": min(be_ok, key=lambda b: (b["alpha_be"], b["run"])) if be_ok else None,
         "warnings": list(raw["warnings"]),
     }
-    return dict(_r(out))
+    return dict(files.to_plain(out))
 
 
 def dumps(v: dict[str, Any]) -> str:
     """The canonical bytes of ``vars.json``."""
-    return json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return files.dumps_json(v, ensure_ascii=False)
 
 
 def write(summary_path: Path, out: Path) -> Path:
     """Compute the variables from ``summary.json`` and write ``vars.json``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(dumps(compute(load(summary_path))), encoding="utf-8")
-    return out
+    return files.write_text(out, dumps(compute(load(summary_path))))

@@ -1,0 +1,120 @@
+"""The artifact's own files, written and read one way.
+
+- :func:`write_text` / :func:`write_json`: atomic (a temporary file in the same folder, flushed,
+  then renamed over the target), so no reader ever sees half a file.
+- :func:`dumps_json`: canonical JSON: sorted keys, two-space indent, trailing newline.
+- :func:`round_sig` / :func:`to_plain`: the fixed rounding of every computed file (6 significant
+  digits; a non-finite float becomes ``null`` and its path is reported).
+- :func:`load_toml`: a TOML file, or one line naming the file and what is wrong with it.
+
+Imports nothing of ours: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+SIG_DIGITS = 6  # of every float in a computed JSON file: equal inputs give equal bytes
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; creates the folder; returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def dumps_json(obj: Any, *, ensure_ascii: bool = True, allow_nan: bool = False) -> str:
+    """Canonical JSON text: sorted keys, two-space indent, trailing newline.
+
+    >>> dumps_json({"b": 1, "a": [0.5]})
+    '{\\n  "a": [\\n    0.5\\n  ],\\n  "b": 1\\n}\\n'
+    """
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=ensure_ascii,
+                      allow_nan=allow_nan) + "\n"
+
+
+def write_json(path: Path, obj: Any, *, ensure_ascii: bool = True,
+               allow_nan: bool = False) -> Path:
+    """Write ``obj`` as canonical JSON (:func:`dumps_json`), atomically."""
+    return write_text(path, dumps_json(obj, ensure_ascii=ensure_ascii, allow_nan=allow_nan))
+
+
+def round_sig(x: float, digits: int = SIG_DIGITS) -> float:
+    """Round to ``digits`` significant digits (``-0.0`` becomes ``0.0``).
+
+    >>> round_sig(123.456789), round_sig(0.000123456789), round_sig(-0.0)
+    (123.457, 0.000123457, 0.0)
+    """
+    r = float(f"{x:.{digits}g}")
+    return 0.0 if r == 0.0 else r
+
+
+def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> Any:
+    """Dataclasses, mappings and sequences to JSON data; floats rounded, non-finite to ``None``.
+
+    The dotted path of every non-finite float is appended to ``nan_paths`` when given.
+
+    >>> bad: list[str] = []
+    >>> to_plain({"a": [1.23456789, float("nan")], "b": None}, "x", bad), bad
+    ({'a': [1.23457, None], 'b': None}, ['x.a.1'])
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_plain(v, f"{path}.{k}", nan_paths) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_plain(v, f"{path}.{i}", nan_paths) for i, v in enumerate(obj)]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, int | str):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            if nan_paths is not None:
+                nan_paths.append(path)
+            return None
+        return round_sig(obj)
+    raise TypeError(f"{path}: cannot write {type(obj).__name__} to JSON")
+
+
+def load_toml(
+    path: Path, error: type[Exception], *, where: str | None = None
+) -> dict[str, Any]:
+    """Parse a TOML file; any problem raises ``error`` with one line naming the file.
+
+    ``where`` is how the message names the file (default: the path as given).
+    """
+    name = where or str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as err:
+        raise error(f"{name}: file not found") from err
+    except IsADirectoryError as err:
+        raise error(f"{name}: is a folder, expected a TOML file") from err
+    except OSError as err:
+        raise error(f"{name}: cannot read ({err.strerror})") from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise error(f"{name}: not UTF-8 text (byte {err.start})") from err
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise error(f"{name}: not valid TOML ({err})") from err

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from artifact import files
+
+
+class Bad(Exception):
+    pass
+
+
+def test_write_json_is_canonical_atomic_and_makes_the_folder(tmp_path: Path) -> None:
+    out = files.write_json(tmp_path / "a" / "x.json", {"b": 1.5, "a": "é"}, ensure_ascii=False)
+    assert out.read_text(encoding="utf-8") == '{\n  "a": "é",\n  "b": 1.5\n}\n'
+    assert [p.name for p in out.parent.iterdir()] == ["x.json"]  # no temporary left
+
+
+def test_write_text_replaces_and_cleans_up_on_failure(tmp_path: Path) -> None:
+    target = files.write_text(tmp_path / "t.txt", "old")
+    with pytest.raises(ValueError):
+        files.write_json(target, {"x": math.nan})  # refused before anything is written
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.txt"]
+
+
+def test_non_finite_floats_become_null_and_are_reported() -> None:
+    bad: list[str] = []
+    plain = files.to_plain({"r": (1.0000004, math.inf), "s": -0.0}, "top", bad)
+    assert plain == {"r": [1.0, None], "s": 0.0} and bad == ["top.r.1"]
+    assert json.loads(files.dumps_json(plain)) == plain
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "file not found"),
+    (b"a = [", "not valid TOML"),
+    (b"a = '\xff'", "not UTF-8 text"),
+    ("dir", "is a folder"),
+])
+def test_load_toml_errors_are_one_line_naming_the_file(
+    tmp_path: Path, content: bytes | str | None, expected: str
+) -> None:
+    path = tmp_path / "c.toml"
+    if content == "dir":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    with pytest.raises(Bad) as err:
+        files.load_toml(path, Bad, where="c.toml")
+    msg = str(err.value)
+    assert msg.startswith("c.toml: ") and expected in msg and "\n" not in msg
+
+
+def test_load_toml_reads() -> None:
+    assert files.load_toml(Path(__file__).parents[1] / "pyproject.toml", Bad)["project"]
