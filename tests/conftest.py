@@ -1,10 +1,15 @@
-"""Shared fixtures: the real toolchain for tests marked ``server``."""
+"""Shared fixtures: the real toolchain for tests marked ``server``, and the synthetic corpus
+(tests/corpus.py, shaped like the seed study) with its real analysis output."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from artifact import toolchain
+from artifact.contract.summary import Summary
+from tests import corpus
 
 
 @pytest.fixture(scope="session")
@@ -12,3 +17,17 @@ def real_toolchain() -> tuple[str, str]:
     """The pinned llama-server and model; builds them on first use (about 12 min on 2 cores)."""
     binary, model = toolchain.ensure_all()
     return str(binary), str(model)
+
+
+@pytest.fixture(scope="session")
+def corpus_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    corpus.write_corpus(root, scale=corpus.TEST_SCALE)
+    return root
+
+
+@pytest.fixture(scope="session")
+def corpus_summary(corpus_root: Path) -> Summary:
+    from artifact.analysis import build_summary  # numpy/scipy only for tests that use it
+
+    return build_summary(corpus_root)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 DOMAINS = ("code", "chat", "math")
+TEST_SCALE = 0.2  # of the tests' corpus: 6 prompts per domain x 3 repeats = 54 records per run
 FAMILIES = ("smollm2-135m", "qwen2.5-0.5b")
 QUANTS = ("Q4_1", "Q8_0", "Q2_K")
 BASE_TOK_PER_S = {

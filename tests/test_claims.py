@@ -3,11 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from render.fixture import build_summary
 
 from artifact import claims, paths
 from artifact.render import model
 from artifact.render import vars as rvars
+from tests.render.fixture import build_summary
 
 
 def _ledger(tmp_path: Path, body: str) -> Path:

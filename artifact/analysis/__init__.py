@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from artifact.analysis.params import SCHEMA_VERSION
+from artifact.contract.summary import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from artifact.analysis.runs import (

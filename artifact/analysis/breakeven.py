@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from artifact import records, stats
 from artifact.analysis.runs import Run, RunDescription
+from artifact.contract.summary import BreakevenEntry, Fit, FitStatus
 
 PROTOCOL_FIELDS = (
     "target",
@@ -33,39 +33,12 @@ PROTOCOL_FIELDS = (
 MIN_POINTS = 3
 
 
-@dataclass(frozen=True, kw_only=True)
-class Fit:
-    """The ``Fit`` object of ``summary.json``."""
-
-    n: int
-    status: str  # "ok" | "too_few_points" | "no_baseline" | "ambiguous_baseline" | "degenerate"
-    baseline_tok_per_s: float | None
-    a: float | None
-    beta: float | None
-    r2: float | None
-    alpha_be: float | None
-    alpha_be_ci_low: float | None
-    alpha_be_ci_high: float | None
-
-
-@dataclass(frozen=True, kw_only=True)
-class BreakevenResult:
-    baseline_run: str | None
-    baseline_tok_per_s: float | None
-    n_matched: int
-    ctx_size: int
-    k: int | None
-    drafter: str
-    pooled: Fit
-    by_domain: dict[str, Fit]
-
-
 def protocol_diff(a: RunDescription, b: RunDescription) -> list[str]:
     """Names of the protocol fields where two runs differ."""
     return [f for f in PROTOCOL_FIELDS if getattr(a, f) != getattr(b, f)]
 
 
-def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, str, str | None]:
+def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, FitStatus, str | None]:
     """``(baseline, status, problem)``: the matching baseline run, or why there is none."""
     cands = [r for r in runs if r.desc.family == "baseline" and r.desc.drafter == "none"]
     where = f"run {run.desc.run_id}: breakeven"
@@ -102,7 +75,7 @@ def per_prompt(recs: Sequence[records.Result], *, drafted: bool) -> dict[str, tu
     }
 
 
-def _null_fit(n: int, status: str, base: float | None = None) -> Fit:
+def _null_fit(n: int, status: FitStatus, base: float | None = None) -> Fit:
     return Fit(
         n=n,
         status=status,
@@ -120,7 +93,7 @@ def fit(
     points: Mapping[str, tuple[float, float]],
     baseline: Mapping[str, float] | None,
     *,
-    status: str = "ok",
+    status: FitStatus = "ok",
 ) -> Fit:
     """Fit one group's per-prompt points against the baseline's per-prompt tok/s.
 
@@ -153,7 +126,7 @@ def fit(
     )
 
 
-def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenResult, list[str]]:
+def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenEntry, list[str]]:
     """Break-even fits of one ksweep run (pooled and per domain) and its warnings."""
     base_run, status, problem = find_baseline(run, runs)
     warnings = [problem] if problem else []
@@ -177,9 +150,9 @@ def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenResult, list[
             " shares no prompt id; no break-even"
         )
     return (
-        BreakevenResult(
+        BreakevenEntry(
             baseline_run=base_run.desc.run_id if base_run else None,
-            baseline_tok_per_s=pooled.baseline_tok_per_s,
+            baseline_tok_per_s=pooled["baseline_tok_per_s"],
             n_matched=n_matched,
             ctx_size=run.desc.ctx_size,
             k=run.desc.k,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,43 +12,7 @@ import numpy as np
 from artifact import records, stats
 from artifact.analysis.logs import LogEntry
 from artifact.analysis.runs import Run
-
-
-@dataclass(frozen=True, kw_only=True)
-class Center:
-    mean: float
-    median: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class Location:
-    mean: float
-    median: float
-    p95: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConfigStats:
-    """The ``Stats`` object of ``summary.json`` (``None`` = not applicable or not measured)."""
-
-    n: int
-    n_drafted: int  # requests that received at least one draft (non-null alpha)
-    tok_per_s: Location
-    alpha: Center | None  # None for a run without a drafter
-    tau_mean: float | None
-    ttft_ms: Location
-    peak_gpu_mem_mib: float | None
-    peak_power_w: float | None
-    duration_s: float | None
-    n_errors: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class Speedup:
-    n_matched: int
-    mean_ratio: float
-    median_ratio: float
-    ratio_of_means: float
+from artifact.contract.summary import Center, FinalEntry, Location, Ratios, SpeedupEntry, Stats
 
 
 def _loc(values: Sequence[float]) -> Location:
@@ -96,13 +59,13 @@ def _stats(
     n_errors: int,
     peaks: tuple[float | None, float | None],
     duration_s: float | None,
-) -> ConfigStats:
+) -> Stats:
     tau: float | None = None
     if drafted and tau_ok:
         lens = [e.mean_len for e in entries if e is not None and e.mean_len is not None]
         tau = float(np.mean(lens)) if lens else math.nan
     alphas = [r.alpha for r in recs if r.alpha is not None]
-    return ConfigStats(
+    return Stats(
         n=len(recs),
         n_drafted=len(alphas),
         tok_per_s=_loc([r.timings.predicted_per_second for r in recs]),
@@ -116,13 +79,7 @@ def _stats(
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class FinalStats:
-    overall: ConfigStats
-    by_domain: dict[str, ConfigStats]
-
-
-def final_stats(run: Run, entry_of: Sequence[LogEntry | None], *, pairing_ok: bool) -> FinalStats:
+def final_stats(run: Run, entry_of: Sequence[LogEntry | None], *, pairing_ok: bool) -> FinalEntry:
     """Stats of one run, overall and per domain, over its non-spurious records.
 
     GPU peaks and duration are run-level: they appear in ``overall`` and are ``None`` per
@@ -162,7 +119,7 @@ def final_stats(run: Run, entry_of: Sequence[LogEntry | None], *, pairing_ok: bo
         )
         for d, idx in sorted(groups.items())
     }
-    return FinalStats(overall=overall, by_domain=by_domain)
+    return FinalEntry(overall=overall, by_domain=by_domain)
 
 
 def per_key_rate(recs: Sequence[records.Result]) -> dict[tuple[str, int], float]:
@@ -173,16 +130,9 @@ def per_key_rate(recs: Sequence[records.Result]) -> dict[tuple[str, int], float]
     return {k: math.fsum(v) / len(v) for k, v in acc.items()}
 
 
-@dataclass(frozen=True, kw_only=True)
-class SpeedupResult:
-    baseline_run: str
-    overall: Speedup
-    by_domain: dict[str, Speedup]
-
-
-def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Speedup:
+def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Ratios:
     m = stats.matched_ratios(num, den)
-    return Speedup(
+    return Ratios(
         n_matched=m.n_matched,
         mean_ratio=m.mean_ratio,
         median_ratio=m.median_ratio,
@@ -190,7 +140,7 @@ def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Speedup:
     )
 
 
-def speedup(run: Run, baseline: Run) -> SpeedupResult:
+def speedup(run: Run, baseline: Run) -> SpeedupEntry:
     """tok/s of ``run`` over ``baseline``, matched per ``(prompt_id, repeat)``."""
     recs = run.included
     base = per_key_rate(baseline.included)
@@ -199,7 +149,7 @@ def speedup(run: Run, baseline: Run) -> SpeedupResult:
         d: _speedup(per_key_rate([r for r in recs if r.domain == d]), base)
         for d in sorted({r.domain for r in recs})
     }
-    return SpeedupResult(baseline_run=baseline.desc.run_id, overall=overall, by_domain=by_domain)
+    return SpeedupEntry(baseline_run=baseline.desc.run_id, overall=overall, by_domain=by_domain)
 
 
 def speedup_baseline(run: Run, finals: Sequence[Run]) -> tuple[Run | None, str | None]:

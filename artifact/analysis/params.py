@@ -1,6 +1,17 @@
 """Parameters that change the analysis's output (light: no numpy, read by the doit task)."""
 
-SCHEMA_VERSION = 1  # of summary.json (docs/summary-schema.md)
-N_RESAMPLES = 2000  # percentile-bootstrap resamples per (run, domain)
-CONFIDENCE = 0.95  # of every interval
-SEED = 20261129  # of the bootstrap's numpy Generator
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bootstrap:
+    """How every percentile-bootstrap interval is drawn; passed down, never read as a global."""
+
+    resamples: int = 2000  # resamples per (run, group)
+    confidence: float = 0.95  # of every interval
+    seed: int = 20261129  # of the numpy Generator, mixed with the run id and the group
+
+
+BOOTSTRAP = Bootstrap()  # the study's settings (recorded in summary.json: parameters)

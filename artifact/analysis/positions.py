@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from artifact import records, stats
 from artifact.analysis.logs import LogEntry
-
-# Bootstrap settings: part of the result, so part of the task's uptodate check.
-from artifact.analysis.params import CONFIDENCE as CONFIDENCE
-from artifact.analysis.params import N_RESAMPLES as N_RESAMPLES
-from artifact.analysis.params import SEED as SEED
+from artifact.analysis.params import Bootstrap
+from artifact.contract.summary import Pos, PositionsEntry
 
 
-@dataclass(frozen=True, kw_only=True)
-class Pos:
-    position: int  # 1-based
-    n: int
-    mean: float
-    median: float
-    ci_low: float
-    ci_high: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class PositionStats:
-    all: list[Pos]
-    by_domain: dict[str, list[Pos]]
-
-
-def rng_for(run_id: str, group: str, *, seed: int = SEED) -> np.random.Generator:
+def rng_for(run_id: str, group: str, *, seed: int) -> np.random.Generator:
     """A generator seeded by the study seed, the run and the group: results do not depend on
     which other runs are analysed or in what order."""
     words = [seed, zlib.crc32(run_id.encode()), zlib.crc32(group.encode())]
@@ -54,15 +34,15 @@ def matrix(vectors: Sequence[tuple[float, ...]]) -> np.ndarray:
 
 
 def position_table(
-    m: np.ndarray, *, rng: np.random.Generator, n_resamples: int = N_RESAMPLES
+    m: np.ndarray, *, rng: np.random.Generator, bootstrap: Bootstrap
 ) -> list[Pos]:
     """n, mean, median and bootstrap interval of every column (position) of ``m``."""
     if m.shape[0] == 0 or m.shape[1] == 0:
         return []
     low, high = stats.bootstrap_mean_ci(
-        m, rng=rng, n_resamples=n_resamples, confidence=CONFIDENCE
+        m, rng=rng, n_resamples=bootstrap.resamples, confidence=bootstrap.confidence
     )
-    out = []
+    out: list[Pos] = []
     for j in range(m.shape[1]):
         col = m[:, j]
         col = col[~np.isnan(col)]
@@ -86,8 +66,8 @@ def position_stats(
     recs: Sequence[records.Result],
     entries: Sequence[LogEntry | None],
     *,
-    n_resamples: int = N_RESAMPLES,
-) -> PositionStats | None:
+    bootstrap: Bootstrap,
+) -> PositionsEntry | None:
     """Per-position acceptance of one run's records (already filtered) and paired entries.
 
     ``None`` when no record has an ``acc per pos`` vector.
@@ -102,10 +82,12 @@ def position_stats(
     m = matrix([v for _, v in rows])
     domains = np.array([d for d, _ in rows])
     by_domain = {
-        d: position_table(m[domains == d], rng=rng_for(run_id, d), n_resamples=n_resamples)
+        d: position_table(m[domains == d], rng=rng_for(run_id, d, seed=bootstrap.seed),
+                          bootstrap=bootstrap)
         for d in sorted(set(domains.tolist()))
     }
-    return PositionStats(
-        all=position_table(m, rng=rng_for(run_id, "all"), n_resamples=n_resamples),
+    return PositionsEntry(
+        all=position_table(m, rng=rng_for(run_id, "all", seed=bootstrap.seed),
+                           bootstrap=bootstrap),
         by_domain=by_domain,
     )

@@ -19,8 +19,10 @@ from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import positions as _positions
 from artifact.analysis.logs import Pairing, pair
-from artifact.analysis.params import SCHEMA_VERSION
-from artifact.analysis.runs import SPURIOUS_TOK_PER_S, Run, load_runs
+from artifact.analysis.params import BOOTSTRAP, Bootstrap
+from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_runs
+from artifact.contract import summary as contract
+from artifact.contract.summary import Environment, LogPairing, Parameters, RunEntry
 
 ENV_FIELDS = (
     "llama_cpp_version",
@@ -47,7 +49,7 @@ def _nan_warnings(nan_paths: Sequence[str]) -> list[str]:
     ]
 
 
-def _environment(runs: Sequence[Run], warnings: list[str]) -> dict[str, Any] | None:
+def _environment(runs: Sequence[Run], warnings: list[str]) -> Environment | None:
     """The final runs' fingerprint: the first run's, checked equal across runs.
 
     ``model_sha256`` maps model keys to hashes and runs use different models, so it is merged
@@ -82,9 +84,18 @@ def _environment(runs: Sequence[Run], warnings: list[str]) -> dict[str, Any] | N
     starts = sorted(
         s for r in finals if isinstance(s := r.desc.environment.get("start_time"), str)
     )
-    env["start_time_first"] = starts[0] if starts else None
-    env["start_time_last"] = starts[-1] if starts else None
-    return env
+    return Environment(
+        llama_cpp_version=env["llama_cpp_version"],
+        binary_sha256=env["binary_sha256"],
+        model_sha256=models,
+        cpu_model=env["cpu_model"],
+        cpu_cores=env["cpu_cores"],
+        gpu=env["gpu"],
+        python=env["python"],
+        packages=env["packages"],
+        start_time_first=starts[0] if starts else None,
+        start_time_last=starts[-1] if starts else None,
+    )
 
 
 def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
@@ -93,7 +104,7 @@ def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
     return math.fsum(vals) / len(vals) if vals else None
 
 
-def _run_entry(run: Run, pairing: Pairing) -> dict[str, Any]:
+def _run_entry(run: Run, pairing: Pairing) -> RunEntry:
     d = run.desc
     m = run.metrics or {}
     measure = m.get("measure_s")
@@ -110,7 +121,8 @@ def _run_entry(run: Run, pairing: Pairing) -> dict[str, Any]:
         "n_predict": d.n_predict,
         "prompt_set": d.prompt_set,
         "prompt_set_sha256": d.prompt_set_sha256,
-        "sampling": d.sampling,
+        "sampling": {"temperature": d.sampling.temperature, "top_k": d.sampling.top_k,
+                     "top_p": d.sampling.top_p, "seed": d.sampling.seed},
         "concurrency": d.concurrency,
         "label": d.label,
         "n_records": len(run.records),
@@ -120,24 +132,33 @@ def _run_entry(run: Run, pairing: Pairing) -> dict[str, Any]:
         "complete": bool(m.get("complete", False)),
         "measure_s": float(measure) if isinstance(measure, int | float) else math.nan,
         "model_load_s": _mean_load(run.metrics),
-        "log_pairing": {
-            "n_lines": pairing.n_lines,
-            "n_records": pairing.n_records,
-            "max_abs_alpha_diff": pairing.max_abs_alpha_diff,
-            "ok": pairing.ok,
-        },
+        "log_pairing": LogPairing(
+            n_lines=pairing.n_lines,
+            n_records=pairing.n_records,
+            max_abs_alpha_diff=pairing.max_abs_alpha_diff,
+            ok=pairing.ok,
+        ),
     }
 
 
-def analyse(runs: Sequence[Run], *, n_resamples: int = _positions.N_RESAMPLES) -> dict[str, Any]:
-    """The summary of loaded runs, as result objects (before rounding)."""
+def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contract.Summary:
+    """The summary of loaded runs, before rounding (a float may still be ``nan``)."""
     warnings: list[str] = []
-    out: dict[str, Any] = {
+    out: contract.Summary = {
+        "schema_version": contract.SCHEMA_VERSION,
+        "environment": None,
         "runs": {},
         "final": {},
         "speedup": {},
         "positions": {},
         "breakeven": {},
+        "parameters": Parameters(
+            bootstrap_resamples=bootstrap.resamples,
+            bootstrap_seed=bootstrap.seed,
+            confidence=bootstrap.confidence,
+            spurious_tok_per_s=SPURIOUS_TOK_PER_S,
+        ),
+        "warnings": warnings,
     }
     pairings: dict[str, Pairing] = {}
     for run in runs:
@@ -189,7 +210,7 @@ def analyse(runs: Sequence[Run], *, n_resamples: int = _positions.N_RESAMPLES) -
             rid,
             [run.records[i] for i in keep],
             [p.entry_of[i] for i in keep],
-            n_resamples=n_resamples,
+            bootstrap=bootstrap,
         )
         if ps is None:
             if p.n_records:
@@ -205,32 +226,20 @@ def analyse(runs: Sequence[Run], *, n_resamples: int = _positions.N_RESAMPLES) -
         out["breakeven"][run.desc.run_id] = res
 
     out["environment"] = _environment(runs, warnings)
-    out["parameters"] = {
-        "bootstrap_resamples": n_resamples,
-        "bootstrap_seed": _positions.SEED,
-        "confidence": _positions.CONFIDENCE,
-        "spurious_tok_per_s": SPURIOUS_TOK_PER_S,
-    }
-    out["warnings"] = warnings
     return out
 
 
 def build_summary(
-    runs_root: Path, *, n_resamples: int = _positions.N_RESAMPLES
-) -> dict[str, Any]:
-    """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data)."""
+    runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP
+) -> contract.Summary:
+    """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
+    checked against the contract before anything is written."""
     runs, warnings = load_runs(runs_root)
-    result = analyse(runs, n_resamples=n_resamples)
+    result = analyse(runs, bootstrap=bootstrap)
     nan_paths: list[str] = []
-    plain = {
-        k: files.to_plain(v, k, nan_paths)
-        for k, v in result.items()
-        if k not in ("warnings", "parameters")
-    }
-    plain["parameters"] = files.to_plain(result["parameters"], "parameters", nan_paths)
-    plain["schema_version"] = SCHEMA_VERSION
+    plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
     plain["warnings"] = sorted(set(warnings + result["warnings"] + _nan_warnings(nan_paths)))
-    return plain
+    return contract.validate(plain, source=f"summary of {runs_root}", error=AnalysisError)
 
 
 def dumps(summary: Mapping[str, Any]) -> str:
@@ -238,7 +247,7 @@ def dumps(summary: Mapping[str, Any]) -> str:
     return files.dumps_json(summary)
 
 
-def write_summary(runs_root: Path, out_path: Path) -> dict[str, Any]:
+def write_summary(runs_root: Path, out_path: Path) -> contract.Summary:
     """Build the summary and write it atomically to ``out_path``; returns it."""
     summary = build_summary(runs_root)
     files.write_text(out_path, dumps(summary))

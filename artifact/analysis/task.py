@@ -8,7 +8,8 @@ from typing import Any
 from doit.tools import config_changed
 
 from artifact import paths, records
-from artifact.analysis import params as analysis_params
+from artifact.analysis.params import BOOTSTRAP
+from artifact.contract.summary import SCHEMA_VERSION
 
 RUN_FILES = (
     records.CONFIG,
@@ -32,10 +33,10 @@ def task_analysis() -> dict[str, Any]:
     deps = sorted(str(p) for p in paths.RUNS.glob("*/*") if p.name in RUN_FILES)
     code = [*sorted(str(p) for p in _CODE.glob("*.py")), str(_CODE.parent / "stats.py")]
     params = {
-        "schema_version": analysis_params.SCHEMA_VERSION,
-        "bootstrap_resamples": analysis_params.N_RESAMPLES,
-        "bootstrap_seed": analysis_params.SEED,
-        "confidence": analysis_params.CONFIDENCE,
+        "schema_version": SCHEMA_VERSION,
+        "bootstrap_resamples": BOOTSTRAP.resamples,
+        "bootstrap_seed": BOOTSTRAP.seed,
+        "confidence": BOOTSTRAP.confidence,
     }
     return {
         "actions": [(_write, [paths.RUNS, paths.SUMMARY])],

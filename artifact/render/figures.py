@@ -189,7 +189,8 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
         values["overall"].append(_val(sp["overall"]["mean_ratio"]))
         undrafted["overall"].append(summary.nothing_drafted(r, None))
         for d in summary.domains:
-            values[d].append(_val(sp.get("by_domain", {}).get(d, {}).get("mean_ratio")))
+            ratios = sp["by_domain"].get(d)
+            values[d].append(_val(ratios["mean_ratio"] if ratios else None))
             undrafted[d].append(summary.nothing_drafted(r, d))
     drawn = plot_bars(
         ax, [summary.label(r) for r in ids], values, colours=DOMAIN_COLOURS,

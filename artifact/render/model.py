@@ -1,4 +1,4 @@
-"""Read ``summary.json`` (schema version 1) into the small views the renderers need.
+"""Read ``summary.json`` (:mod:`artifact.contract.summary`) into the views the renderers need.
 
 Nothing here computes a statistic: it selects, orders and labels what the analysis wrote.
 
@@ -10,22 +10,19 @@ Exceptions::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from artifact.contract import summary as contract
+from artifact.contract.summary import RunEntry
+
 DOMAIN_ORDER = ("code", "chat", "math")
 DRAFTER_ORDER = (
     "none", "draft-simple", "ngram-simple", "ngram-mod", "ngram-map-k", "ngram-map-k4v",
     "ngram-cache",
 )
-REQUIRED = ("schema_version", "environment", "runs", "final", "speedup", "positions",
-            "breakeven", "warnings")
-
-Json = dict[str, Any]
 
 
 class RenderError(Exception):
@@ -105,9 +102,9 @@ class Config:
 
 @dataclass(frozen=True)
 class Summary:
-    """A loaded summary: the raw JSON plus ordered views of its runs."""
+    """A loaded summary: the validated JSON plus ordered views of its runs."""
 
-    raw: Json
+    raw: contract.Summary
     configs: Mapping[str, Config]
     source: str = "summary.json"
 
@@ -133,11 +130,10 @@ class Summary:
         entry = self.raw["final"].get(run_id)
         if entry is None:
             return False
-        st = entry["overall"] if domain is None else entry.get("by_domain", {}).get(domain)
-        if not st or not st.get("n"):
+        st = entry["overall"] if domain is None else entry["by_domain"].get(domain)
+        if not st or not st["n"]:
             return False
-        alpha = st.get("alpha")
-        return alpha is None or alpha.get("mean") is None
+        return st["alpha"] is None or st["alpha"]["mean"] is None
 
     @property
     def final_ids(self) -> list[str]:
@@ -149,7 +145,7 @@ class Summary:
 
     @property
     def curve_ids(self) -> list[str]:
-        return self.ordered(r for r, p in self.raw["positions"].items() if p.get("all"))
+        return self.ordered(r for r, p in self.raw["positions"].items() if p["all"])
 
     @property
     def breakeven_ids(self) -> list[str]:
@@ -159,55 +155,31 @@ class Summary:
     def domains(self) -> list[str]:
         """Domains present anywhere in the results, known ones first."""
         seen: set[str] = set()
-        for section in ("final", "speedup", "breakeven"):
-            for entry in self.raw[section].values():
-                seen.update(entry.get("by_domain", {}))
-        for entry in self.raw["positions"].values():
-            seen.update(entry.get("by_domain", {}))
+        for sections in (self.raw["final"], self.raw["speedup"], self.raw["breakeven"],
+                         self.raw["positions"]):
+            for entry in sections.values():
+                seen.update(entry["by_domain"])
         known = [d for d in DOMAIN_ORDER if d in seen]
         return known + sorted(seen - set(DOMAIN_ORDER))
 
 
-def _config(run_id: str, run: Mapping[str, Any], source: str) -> Config:
-    try:
-        return Config(
-            run_id=run_id, family=str(run["family"]), label=str(run["label"]),
-            target=str(run["target"]), target_quant=str(run["target_quant"]),
-            drafter=str(run["drafter"]), draft_model=run.get("draft_model"),
-            draft_quant=run.get("draft_quant"), k=run.get("k"), ctx_size=int(run["ctx_size"]),
-        )
-    except KeyError as err:
-        raise SummaryError(f"{source}: field 'runs.{run_id}.{err.args[0]}': missing") from err
+def _config(run_id: str, run: RunEntry) -> Config:
+    return Config(
+        run_id=run_id, family=run["family"], label=run["label"], target=run["target"],
+        target_quant=run["target_quant"], drafter=run["drafter"],
+        draft_model=run["draft_model"], draft_quant=run["draft_quant"], k=run["k"],
+        ctx_size=run["ctx_size"],
+    )
 
 
-def from_json(raw: Json, source: str = "summary.json") -> Summary:
-    """Validate the top level and the run table of a parsed summary."""
-    for key in REQUIRED:
-        if key not in raw:
-            raise SummaryError(f"{source}: field '{key}': missing")
-    if raw["schema_version"] != SCHEMA_VERSION:
-        raise SummaryError(
-            f"{source}: field 'schema_version': {raw['schema_version']!r}, "
-            f"this renderer reads {SCHEMA_VERSION}"
-        )
-    configs = {r: _config(r, run, source) for r, run in raw["runs"].items()}
-    for section in ("final", "speedup", "positions", "breakeven"):
-        for run_id in raw[section]:
-            if run_id not in configs:
-                raise SummaryError(f"{source}: field '{section}.{run_id}': run not in 'runs'")
-    return Summary(raw, configs, source)
+def from_json(raw: Any, source: str = "summary.json") -> Summary:
+    """Validate a parsed summary against the contract and index its runs."""
+    data = contract.validate(raw, source=source, error=SummaryError)
+    configs = {r: _config(r, run) for r, run in data["runs"].items()}
+    return Summary(data, configs, source)
 
 
 def load(path: Path) -> Summary:
-    """Read and validate ``summary.json``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SummaryError(f"{path}: cannot read ({err.strerror})") from err
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SummaryError(f"{path}: not JSON (line {err.lineno}: {err.msg})") from err
-    if not isinstance(raw, dict):
-        raise SummaryError(f"{path}: top level is not an object")
-    return from_json(raw, str(path))
+    """Read and validate ``summary.json`` (one line naming the file and field if it is off)."""
+    data = contract.read(path, error=SummaryError)
+    return Summary(data, {r: _config(r, run) for r, run in data["runs"].items()}, str(path))

@@ -20,8 +20,14 @@ from artifact.render.text import DASH, environment, interval, is_missing, num
 FORMATS = ("md", "tex")
 
 
+def _tok(s: Summary, run_id: str) -> float | None:
+    """A final run's mean decoding tok/s; ``None`` when the run is not a final run."""
+    fin = s.raw["final"].get(run_id)
+    return fin["overall"]["tok_per_s"]["mean"] if fin else None
+
+
 def _speedup(s: Summary) -> dict[str, Any]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in s.speedup_ids:
         sp = s.raw["speedup"][r]
         base = sp["baseline_run"]
@@ -29,11 +35,9 @@ def _speedup(s: Summary) -> dict[str, Any]:
             "run": r, "label": s.configs[r].display, "drafter": s.configs[r].drafter_key,
             "quant": s.configs[r].target_quant,
             "baseline": s.configs[base].display if base in s.configs else base,
-            "tok": s.raw["final"].get(r, {}).get("overall", {}).get("tok_per_s", {}).get("mean"),
-            "overall": sp["overall"], "by_domain": sp.get("by_domain", {}),
+            "tok": _tok(s, r), "overall": sp["overall"], "by_domain": sp["by_domain"],
             "undrafted": {d: s.nothing_drafted(r, d) for d in s.domains},
-            "base_tok": s.raw["final"].get(base, {}).get("overall", {})
-                        .get("tok_per_s", {}).get("mean"),
+            "base_tok": _tok(s, base),
         })
     bases = sorted({str(sp_base) for sp_base in (s.raw["speedup"][r]["baseline_run"]
                                                  for r in s.speedup_ids)})
@@ -46,7 +50,7 @@ def _speedup(s: Summary) -> dict[str, Any]:
 def _acceptance(s: Summary) -> dict[str, Any]:
     rows = [
         {"run": r, "label": s.label(r), "overall": s.raw["final"][r]["overall"],
-         "by_domain": s.raw["final"][r].get("by_domain", {})}
+         "by_domain": s.raw["final"][r]["by_domain"]}
         for r in s.final_ids if s.configs[r].drafter != "none"
     ]
     return {"rows": rows, "domains": s.domains}
@@ -58,19 +62,19 @@ def _hardware(s: Summary) -> dict[str, Any]:
          "stats": s.raw["final"][r]["overall"]}
         for r in s.final_ids
     ]
-    env = s.raw["environment"] or {}
+    env: dict[str, Any] = dict(s.raw["environment"] or {})
     return {"rows": rows, "gpu": env.get("gpu"),
             "show_target": len({x["quant"] for x in rows}) > 1}
 
 
 def _breakeven(s: Summary) -> dict[str, Any]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in s.breakeven_ids:
         be = s.raw["breakeven"][r]
         base = be["baseline_run"]
         rows.append({
             "run": r, "label": s.label(r), "k": be["k"], "drafter": be["drafter"],
-            "baseline": s.label(base) if base in s.configs else base,
+            "baseline": s.label(base) if base is not None and base in s.configs else base,
             "ctx": be["ctx_size"], "n_matched": be["n_matched"],
             "baseline_tok": be["baseline_tok_per_s"], "pooled": be["pooled"],
             "by_domain": be.get("by_domain", {}),

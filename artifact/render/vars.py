@@ -56,13 +56,13 @@ def _models(hashes: Any) -> list[dict[str, str]]:
 
 
 def _speedups(s: Summary) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in s.speedup_ids:
         sp = s.raw["speedup"][r]["overall"]
         c = s.configs[r]
-        by_domain = {d: v.get("mean_ratio") for d, v in
-                     s.raw["speedup"][r].get("by_domain", {}).items()}
-        st = s.raw["final"].get(r, {}).get("overall", {})
+        by_domain = {d: v["mean_ratio"] for d, v in s.raw["speedup"][r]["by_domain"].items()}
+        fin = s.raw["final"].get(r)
+        st: dict[str, Any] = dict(fin["overall"]) if fin else {}
         alpha = (st.get("alpha") or {}).get("mean")
         rows.append({
             "run": r, "label": s.label(r), "drafter": c.drafter, "drafter_key": c.drafter_key,
@@ -101,7 +101,7 @@ def compute(s: Summary) -> dict[str, Any]:
     """Every derived number the manuscript prints, from the summary alone."""
     raw = s.raw
     runs = raw["runs"]
-    env = raw["environment"]
+    env: dict[str, Any] = dict(raw["environment"] or {})  # null when there are no runs
     fams = Counter(str(r["family"]) for r in runs.values())
     finals = [runs[r] for r in s.final_ids]
     speedups = _speedups(s)
@@ -109,7 +109,7 @@ def compute(s: Summary) -> dict[str, Any]:
     draft_model = [x for x in ranked if x["uses_draft_model"]]
     ngram = [x for x in ranked if not x["uses_draft_model"]]
 
-    baselines = []
+    baselines: list[dict[str, Any]] = []
     for r in s.final_ids:
         if s.configs[r].drafter == "none":
             st = raw["final"][r]["overall"]
@@ -119,7 +119,7 @@ def compute(s: Summary) -> dict[str, Any]:
                               "tok_per_s_median": st["tok_per_s"]["median"],
                               "ttft_ms": st["ttft_ms"]["mean"]})
 
-    by_domain = {}
+    by_domain: dict[str, dict[str, Any]] = {}
     for d in s.domains:
         # a domain in which the drafter drafted nothing is a control cell, not a result
         cand = [(x["by_domain"].get(d), x) for x in ranked
@@ -129,7 +129,7 @@ def compute(s: Summary) -> dict[str, Any]:
             v, x = max(cand, key=lambda t: (t[0], t[1]["run"]))
             by_domain[d] = {"best_label": x["label"], "best_speedup": v}
 
-    curves = []
+    curves: list[dict[str, Any]] = []
     curve_runs = [r for r in s.curve_ids if s.configs[r].family == "curves"] or s.curve_ids
     for r in curve_runs:  # the runs of the positions figure
         pos = raw["positions"][r]["all"]
@@ -137,13 +137,14 @@ def compute(s: Summary) -> dict[str, Any]:
                        "first": pos[0]["mean"], "last": pos[-1]["mean"],
                        "last_position": pos[-1]["position"]})
 
-    breakeven = []
+    breakeven: list[dict[str, Any]] = []
     for r in s.breakeven_ids:
         be = raw["breakeven"][r]
         f = be["pooled"]
-        pos = raw["positions"].get(r, {}).get("all") or []
-        longest = max((int(p["position"]) for p in pos), default=None)
-        base = f.get("baseline_tok_per_s", be["baseline_tok_per_s"])
+        entry = raw["positions"].get(r)
+        pos = entry["all"] if entry else []
+        longest = max((p["position"] for p in pos), default=None)
+        base = f["baseline_tok_per_s"]
         ok = f["status"] == "ok" and f["a"] is not None and f["beta"] is not None
         breakeven.append({
             "run": r, "label": s.label(r), "k": be["k"], "drafter": be["drafter"],
@@ -151,7 +152,7 @@ def compute(s: Summary) -> dict[str, Any]:
             # the longest draft position logged: beyond k, k did not bind
             "max_position": longest,
             "k_binding": None if longest is None or be["k"] is None
-            else longest <= int(be["k"]),
+            else longest <= be["k"],
             "status": f["status"], "n": f["n"], "r2": f["r2"],
             "alpha_be": f["alpha_be"], "ci_low": f["alpha_be_ci_low"],
             "ci_high": f["alpha_be_ci_high"], "beta": f["beta"],
@@ -161,7 +162,8 @@ def compute(s: Summary) -> dict[str, Any]:
             "informative": ok and _informative(f["alpha_be_ci_low"], f["alpha_be_ci_high"]),
             # the fitted line at alpha = 1 over the baseline: the speedup perfect acceptance
             # would give at this k (arithmetic on the fit, no new estimate)
-            "ceiling": (f["a"] + f["beta"]) / base if ok and base else None,
+            "ceiling": (f["a"] + f["beta"]) / base
+            if ok and base and f["a"] is not None and f["beta"] is not None else None,
         })
     informative = [b for b in breakeven if b["informative"]]
     be_ok = [b for b in informative if b["alpha_be"] is not None]
@@ -239,7 +241,7 @@ def compute(s: Summary) -> dict[str, Any]:
             "concurrency": [json.loads(x) for x in distinct("concurrency")],
             "n_prompts": sorted({raw["final"][r]["overall"]["n"] for r in s.final_ids}),
             "n_per_domain": sorted({st["n"] for r in s.final_ids
-                                    for st in raw["final"][r].get("by_domain", {}).values()}),
+                                    for st in raw["final"][r]["by_domain"].values()}),
         },
         "baselines": baselines,
         "baseline": pick(baselines, 0),

