@@ -131,11 +131,11 @@ def _kick_report() -> None:
         return f"{x:.3g}" if isinstance(x, float | int) else "-"
 
     print(f"  {'run':24s} {'tok/s':>7s} {'alpha':>6s} {'speedup':>8s}")
-    for run_id, res in sorted(summary.get("final", {}).items()):
+    for run_id, res in sorted(summary["final"].items()):
         o = res["overall"]
-        alpha = (o.get("alpha") or {}).get("mean")
-        speedup = summary.get("speedup", {}).get(run_id, {}).get("overall", {})
+        alpha = o["alpha"]["mean"] if o["alpha"] else None
+        speedup = summary["speedup"].get(run_id)
         print(f"  {run_id:24s} {fmt(o['tok_per_s']['mean']):>7s} {fmt(alpha):>6s} "
-              f"{fmt(speedup.get('mean_ratio')):>8s}")
-    for w in summary.get("warnings", []):
+              f"{fmt(speedup['overall']['mean_ratio'] if speedup else None):>8s}")
+    for w in summary["warnings"]:
         print(f"  warning: {w}")

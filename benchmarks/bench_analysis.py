@@ -18,6 +18,7 @@ linear growth. On a shared machine CPU time is the steadier figure.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 import time
@@ -33,8 +34,16 @@ sys.path.insert(0, str(ROOT))
 from artifact import stats  # noqa: E402
 from artifact.analysis import build_summary, load_runs  # noqa: E402
 from artifact.analysis.logs import pair  # noqa: E402
-from artifact.analysis.positions import CONFIDENCE, N_RESAMPLES, matrix, rng_for  # noqa: E402
+from artifact.analysis.params import BOOTSTRAP  # noqa: E402
+from artifact.analysis.positions import matrix  # noqa: E402
+from artifact.analysis.positions import rng_for as _rng_for  # noqa: E402
 from tests.corpus import write_corpus  # noqa: E402
+
+N_RESAMPLES, CONFIDENCE = BOOTSTRAP.resamples, BOOTSTRAP.confidence
+
+
+def rng_for(run_id: str, group: str) -> np.random.Generator:
+    return _rng_for(run_id, group, seed=BOOTSTRAP.seed)
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
@@ -140,7 +149,7 @@ def main() -> None:
         for scale, root in roots.items():
             n_rec = sum(1 for p in root.glob("*/results.jsonl") for _ in p.open())
             reps = args.repeats if scale <= 4 else 1
-            wall, cpu = timed(lambda root=root: build_summary(root), reps)
+            wall, cpu = timed(functools.partial(build_summary, root), reps)
             per = cpu / n_rec * 1e6
             first = first or per
             print(f"  {scale:4g}x {n_rec:8d} records  {wall:8.3f} s wall {cpu:8.3f} s CPU  "

@@ -305,7 +305,7 @@ def write_run(
     start_time: str = "2026-11-29T10:00:00Z",
 ) -> Path:
     """Write one run directory; ``None`` log/metrics/vram files are left out."""
-    run = root / sp["run_id"]
+    run: Path = root / sp["run_id"]
     run.mkdir(parents=True, exist_ok=True)
     config = {
         "schema": 1,
