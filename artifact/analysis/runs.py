@@ -25,7 +25,7 @@ from artifact.analysis.logs import LogEntry, parse_server_log
 from artifact.records import DRAFTERS, Result, Timings
 
 # A record whose server timings say this is not a measured decoding rate: with one generated
-# token the server reports predicted_ms 0 and predicted_per_second 1e6 (docs MEASUREMENT.md).
+# token the server reports predicted_ms 0 and predicted_per_second 1e6.
 SPURIOUS_TOK_PER_S = 1e5
 
 

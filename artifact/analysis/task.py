@@ -1,4 +1,4 @@
-"""The doit task of the analysis stage (the lead wires :func:`task_analysis` into dodo.py)."""
+"""The doit task of the analysis stage (``dodo.py`` imports :func:`task_analysis`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import paths, records
+from artifact import imports, paths, records
 from artifact.analysis.params import BOOTSTRAP
 from artifact.contract.summary import SCHEMA_VERSION
 
@@ -19,7 +19,6 @@ RUN_FILES = (
     records.METRICS,
     records.VRAM,
 )
-_CODE = Path(__file__).resolve().parent
 
 
 def _write(runs: Path, out: Path) -> None:
@@ -31,7 +30,9 @@ def _write(runs: Path, out: Path) -> None:
 def task_analysis() -> dict[str, Any]:
     """Statistics of every raw run -> experiments/analysis/summary.json."""
     deps = sorted(str(p) for p in paths.RUNS.glob("*/*") if p.name in RUN_FILES)
-    code = [*sorted(str(p) for p in _CODE.glob("*.py")), str(_CODE.parent / "stats.py")]
+    # every file the action imports, transitively: records.py (it parses the results),
+    # stats.py, the contract, files.py, ...
+    code = [str(p) for p in imports.closure("artifact.analysis.summary")]
     params = {
         "schema_version": SCHEMA_VERSION,
         "bootstrap_resamples": BOOTSTRAP.resamples,

@@ -29,11 +29,12 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from artifact.render import catalogue  # noqa: E402
 from artifact.render.model import Summary, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
 
 TEXT_WIDTH_IN = 6.5
-DPI = 600
+DPI = catalogue.FIGURE_DPI
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under common colour blindness.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000",
              "#F0E442")
@@ -430,13 +431,13 @@ def fig_hardware(summary: Summary) -> Figure:
     return fig
 
 
+# One per catalogue figure (a test checks the two agree).
 FIGURES: dict[str, Callable[[Summary], Figure]] = {
     "speedup": fig_speedup,
     "positions": fig_positions,
     "breakeven": fig_breakeven,
     "hardware": fig_hardware,
 }
-NAMES = tuple(FIGURES)
 
 
 def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:

@@ -9,9 +9,9 @@ the computed files do not define fails the build. Its context:
     the current value of a claim in ``experiments/claims.toml``, formatted as the ledger says;
     an id missing from the ledger fails the build.
 ``ref(key)``, ``table(name)``, ``figure(name, caption)``
-    cross-references and floats. Figures and tables are numbered by :data:`FIGURE_ORDER` and
-    :data:`TABLE_ORDER`; placing them in another order fails the build, so the numbers the text
-    prints are the ones LaTeX and Typst print.
+    cross-references and floats. Figures and tables are numbered in the catalogue's order
+    (:mod:`artifact.render.catalogue`); placing them in another order fails the build, so the
+    numbers the text prints are the ones LaTeX and Typst print.
 
 One intermediate Markdown per output (``paper.<fmt>.md``): LaTeX gets the booktabs tables by
 ``\\input`` and PDF figures, HTML and Typst get the pipe tables and PNG figures. pandoc writes
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -36,13 +35,9 @@ import jinja2
 from artifact import paths
 from artifact.claims import Claim, format_value, resolve
 from artifact.claims import load as load_claims
+from artifact.render import catalogue
 from artifact.render.model import RenderError
 from artifact.render.text import Raw, environment
-
-FIGURE_ORDER = ("speedup", "positions", "breakeven", "hardware")
-TABLE_ORDER = ("speedup", "acceptance", "hardware", "breakeven")
-FORMATS = ("latex", "html", "typst")
-LATEX_ENGINES = ("pdflatex", "xelatex", "lualatex")
 
 
 class ManuscriptError(RenderError):
@@ -66,7 +61,7 @@ class _Floats:
         self.used_claims: list[str] = []
 
     def _number(self, kind: str, name: str) -> int:
-        order = FIGURE_ORDER if kind == "fig" else TABLE_ORDER
+        order = catalogue.FIGURE_NAMES if kind == "fig" else catalogue.TABLE_NAMES
         if name not in order:
             raise ManuscriptError(f"paper.md: unknown {kind} {name!r} (known: {', '.join(order)})")
         return order.index(name) + 1
@@ -81,7 +76,7 @@ class _Floats:
 
     def _place(self, kind: str, name: str) -> int:
         n = self._number(kind, name)
-        order = FIGURE_ORDER if kind == "fig" else TABLE_ORDER
+        order = catalogue.FIGURE_NAMES if kind == "fig" else catalogue.TABLE_NAMES
         expected = order[len(self.placed[kind])] if len(self.placed[kind]) < len(order) else None
         if name != expected:
             raise ManuscriptError(
@@ -141,7 +136,7 @@ def render_markdown(
         text = env.get_template(template.name).render(v=variables, fmt=fmt, **funcs)
     except jinja2.UndefinedError as err:
         raise ManuscriptError(f"{template}: unresolved variable: {err.message}") from err
-    for kind, order in (("fig", FIGURE_ORDER), ("tbl", TABLE_ORDER)):
+    for kind, order in (("fig", catalogue.FIGURE_NAMES), ("tbl", catalogue.TABLE_NAMES)):
         missing = [n for n in order if n not in floats.placed[kind]]
         if missing:
             raise ManuscriptError(f"{template}: {kind} not placed: {', '.join(missing)}")
@@ -201,14 +196,6 @@ def write_html(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT
     return build / "paper.html"
 
 
-def latex_engine() -> str | None:
-    """The first LaTeX engine on PATH, unless ``SPECDEC_PDF_ENGINE=typst`` forces Typst."""
-    forced = os.environ.get("SPECDEC_PDF_ENGINE")
-    if forced:
-        return None if forced == "typst" else forced
-    return next((e for e in LATEX_ENGINES if shutil.which(e)), None)
-
-
 def typst_fonts() -> list[str]:
     """Matplotlib's STIX fonts: the figures' font, so text and figures match."""
     import matplotlib
@@ -238,7 +225,7 @@ def _latex(engine: str, build: Path, epoch: int) -> None:
 def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> str:
     """``paper.pdf`` with a LaTeX engine if installed, else Typst; returns the engine line."""
     epoch = _epoch(build)
-    engine = latex_engine()
+    engine = catalogue.latex_engine()
     if engine is not None:
         _latex(engine, build, epoch)
         line = f"{engine} (on paper.tex)"

@@ -14,10 +14,9 @@ from typing import Any
 
 import jinja2
 
+from artifact.render import catalogue
 from artifact.render.model import Summary, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
-
-FORMATS = ("md", "tex")
 
 
 def _tok(s: Summary, run_id: str) -> float | None:
@@ -120,13 +119,13 @@ def fit_text(fit: Any, digits: int = 2) -> Any:
                     digits)
 
 
+# One per catalogue table (a test checks the two agree).
 CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
     "speedup": _speedup,
     "acceptance": _acceptance,
     "hardware": _hardware,
     "breakeven": _breakeven,
 }
-NAMES = tuple(CONTEXTS)
 
 
 def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
@@ -142,7 +141,7 @@ def write(summary_path: Path, name: str, out_dir: Path, templates: Path) -> list
     summary = load(summary_path)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for fmt in FORMATS:
+    for fmt in catalogue.TABLE_FORMATS:
         path = out_dir / f"{name}.{fmt}"
         path.write_text(render(summary, name, fmt, templates), encoding="utf-8")
         written.append(path)

@@ -1,9 +1,11 @@
-"""doit task definitions for the rendering half of the graph (imported by ``dodo.py``).
+"""The doit tasks of the rendering half of the graph (``dodo.py`` imports them).
 
-summary.json → tables (one subtask per table) and figures (one per figure) → vars.json →
-manuscript (paper.tex, paper.html, paper.pdf) → verify (claims report) → manifest.
+summary.json → tables (one subtask per catalogue table) and figures (one per catalogue figure)
+→ vars.json → manuscript (paper.tex, paper.html, paper.pdf) → verify (claims report) → manifest.
 
-Definitions stay light: only the standard library and :mod:`artifact.paths` are imported here,
+Which tables and figures exist, their formats and the PDF engine come from
+:mod:`artifact.render.catalogue`; each task's code dependencies are the files its action
+imports, transitively (:func:`code`), so editing any of them reruns it. Definitions stay light:
 the renderers (Jinja, matplotlib, pandoc) are imported inside the actions, so ``doit`` with
 nothing to do stays well under a second.
 """
@@ -11,27 +13,18 @@ nothing to do stays well under a second.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import paths
+from artifact import files, imports, paths
+from artifact.render import catalogue
+from artifact.render.catalogue import FIGURE_DIR, TABLE_DIR, figure_files, table_files
 
-# Kept equal to artifact.render.tables.NAMES / figures.NAMES by a test (importing those
-# modules here would load Jinja and matplotlib on every `doit list`).
-TABLES = ("speedup", "acceptance", "hardware", "breakeven")
-FIGURES = ("speedup", "positions", "breakeven", "hardware")
-FIGURE_DPI = 600
-FIGURE_PARAMS = {"dpi": FIGURE_DPI, "formats": ["png", "pdf"]}
-MD_FORMATS = ("latex", "html", "typst")
+FIGURE_PARAMS = {"dpi": catalogue.FIGURE_DPI, "formats": list(catalogue.FIGURE_FORMATS)}
 
-RENDER = paths.ROOT / "artifact" / "render"
-TABLE_DIR = paths.BUILD / "tables"
-FIGURE_DIR = paths.BUILD / "figures"
 VARS = paths.BUILD / "vars.json"
 PAPER = paths.MANUSCRIPT / "paper.md"
 BIB = paths.MANUSCRIPT / "references.bib"
@@ -39,27 +32,16 @@ DEFAULTS = paths.MANUSCRIPT / "defaults"
 REPORT = paths.BUILD / "report.md"
 REPORT_HTML = paths.BUILD / "report.html"
 MANIFEST = paths.BUILD / "MANIFEST.sha256"
-CORE = [RENDER / "model.py", RENDER / "text.py"]
+REPORT_FIGURES = [FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES]  # embedded
 
 
 def _s(ps: Any) -> list[str]:
     return [str(p) for p in ps]
 
 
-def table_targets(name: str) -> list[Path]:
-    return [TABLE_DIR / f"{name}.md", TABLE_DIR / f"{name}.tex"]
-
-
-def figure_targets(name: str) -> list[Path]:
-    return [FIGURE_DIR / f"{name}.png", FIGURE_DIR / f"{name}.pdf"]
-
-
-def pdf_engine() -> str:
-    """The engine the PDF will use (``which`` only: cheap enough for a task definition)."""
-    forced = os.environ.get("SPECDEC_PDF_ENGINE")
-    if forced:
-        return forced
-    return next((e for e in ("pdflatex", "xelatex", "lualatex") if shutil.which(e)), "typst")
+def code(module: str) -> list[Path]:
+    """The source files an action that imports ``module`` runs: editing one reruns the task."""
+    return imports.closure(module)
 
 
 # --- actions (heavy imports happen here) -----------------------------------------------------
@@ -74,7 +56,7 @@ def _render_table(name: str) -> None:
 def _render_figure(name: str) -> None:
     from artifact.render import figures
 
-    figures.write(paths.SUMMARY, name, FIGURE_DIR, dpi=FIGURE_DPI)
+    figures.write(paths.SUMMARY, name, FIGURE_DIR, dpi=catalogue.FIGURE_DPI)
 
 
 def _write_vars() -> None:
@@ -100,8 +82,7 @@ def _verify(strict: bool) -> None:
     from artifact.render import report
 
     report.verify(ledger=paths.CLAIMS, summary=paths.SUMMARY, variables=VARS,
-                  out_dir=paths.BUILD, figures=[FIGURE_DIR / f"{n}.png" for n in FIGURES],
-                  strict=strict)
+                  out_dir=paths.BUILD, figures=REPORT_FIGURES, strict=strict)
 
 
 def manifest_inputs() -> list[Path]:
@@ -110,20 +91,20 @@ def manifest_inputs() -> list[Path]:
 
 
 def manifest_outputs() -> list[Path]:
-    out = [VARS, *(p for n in TABLES for p in table_targets(n)),
-           *(p for n in FIGURES for p in figure_targets(n)),
+    out = [VARS, *(p for n in catalogue.TABLE_NAMES for p in table_files(n)),
+           *(p for n in catalogue.FIGURE_NAMES for p in figure_files(n)),
            paths.BUILD / "paper.tex", paths.BUILD / "paper.html", paths.BUILD / "paper.pdf",
            REPORT, REPORT_HTML]
     return out
 
 
-def write_manifest(files: list[Path], out: Path) -> None:
+def write_manifest(listed: list[Path], out: Path) -> None:
     """``sha256  path`` lines (paths relative to the repository), sorted by path."""
     lines = []
-    for f in sorted(files, key=lambda p: p.relative_to(paths.ROOT).as_posix()):
+    for f in sorted(listed, key=lambda p: p.relative_to(paths.ROOT).as_posix()):
         digest = hashlib.sha256(f.read_bytes()).hexdigest()
         lines.append(f"{digest}  {f.relative_to(paths.ROOT).as_posix()}\n")
-    out.write_text("".join(lines), encoding="utf-8")
+    files.write_text(out, "".join(lines))
 
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -131,28 +112,30 @@ def write_manifest(files: list[Path], out: Path) -> None:
 
 def task_tables() -> Iterator[dict[str, Any]]:
     """Render the tables (Markdown and booktabs LaTeX) from summary.json."""
-    for name in TABLES:
+    for entry in catalogue.TABLES:
+        name = entry.name
         yield {
             "name": name,
             "doc": f"table {name}: manuscript/build/tables/{name}.md and .tex",
             "actions": [(_render_table, [name])],
-            "file_dep": _s([paths.SUMMARY, paths.TEMPLATES / "tables" / f"{name}.md.j2",
-                            paths.TEMPLATES / "tables" / f"{name}.tex.j2",
-                            RENDER / "tables.py", *CORE]),
-            "targets": _s(table_targets(name)),
+            "file_dep": _s([entry.data, *(paths.TEMPLATES / "tables" / f"{name}.{fmt}.j2"
+                                          for fmt in catalogue.TABLE_FORMATS),
+                            *code("artifact.render.tables")]),
+            "targets": _s(table_files(name)),
             "clean": True,
         }
 
 
 def task_figures() -> Iterator[dict[str, Any]]:
     """Draw the figures (600-dpi PNG and vector PDF) from summary.json."""
-    for name in FIGURES:
+    for entry in catalogue.FIGURES:
+        name = entry.name
         yield {
             "name": name,
             "doc": f"figure {name}: manuscript/build/figures/{name}.png and .pdf",
             "actions": [(_render_figure, [name])],
-            "file_dep": _s([paths.SUMMARY, RENDER / "figures.py", *CORE]),
-            "targets": _s(figure_targets(name)),
+            "file_dep": _s([entry.data, *code("artifact.render.figures")]),
+            "targets": _s(figure_files(name)),
             "uptodate": [config_changed(FIGURE_PARAMS)],
             "clean": True,
         }
@@ -164,23 +147,23 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "name": "vars",
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
-        "file_dep": _s([paths.SUMMARY, RENDER / "vars.py", *CORE]),
+        "file_dep": _s([paths.SUMMARY, *code("artifact.render.vars")]),
         "targets": _s([VARS]),
         "clean": True,
     }
-    tables_md = [TABLE_DIR / f"{n}.md" for n in TABLES]
-    for fmt in MD_FORMATS:
+    manuscript_code = code("artifact.render.manuscript")
+    tables_md = [TABLE_DIR / f"{n}.md" for n in catalogue.TABLE_NAMES]
+    for fmt in catalogue.PAPER_FORMATS:
         yield {
             "name": f"md-{fmt}",
             "doc": f"paper.md rendered for {fmt} (fails on an unresolved variable or claim)",
             "actions": [(_write_md, [fmt])],
             "file_dep": _s([PAPER, VARS, paths.CLAIMS, paths.SUMMARY, *tables_md,
-                            RENDER / "manuscript.py", paths.ROOT / "artifact" / "claims.py",
-                            *CORE]),
+                            *manuscript_code]),
             "targets": _s([paths.BUILD / f"paper.{fmt}.md"]),
             "clean": True,
         }
-    common = [BIB, VARS, RENDER / "manuscript.py"]
+    common = [BIB, VARS, *manuscript_code]
     tex_deps = [paths.BUILD / "paper.latex.md", DEFAULTS / "latex.yaml", *common]
     yield {
         "name": "tex",
@@ -198,14 +181,14 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "targets": _s([paths.BUILD / "paper.html"]),
         "clean": True,
     }
-    engine = pdf_engine()
+    engine = catalogue.pdf_engine()
     if engine == "typst":
         pdf_deps = [paths.BUILD / "paper.typst.md", DEFAULTS / "typst.yaml",
-                    *(FIGURE_DIR / f"{n}.png" for n in FIGURES), *common]
+                    *(FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES), *common]
     else:
         pdf_deps = [*tex_deps, paths.BUILD / "paper.tex",
-                    *(FIGURE_DIR / f"{n}.pdf" for n in FIGURES),
-                    *(TABLE_DIR / f"{n}.tex" for n in TABLES)]
+                    *(FIGURE_DIR / f"{n}.pdf" for n in catalogue.FIGURE_NAMES),
+                    *(TABLE_DIR / f"{n}.tex" for n in catalogue.TABLE_NAMES)]
     yield {
         "name": "pdf",
         "doc": "paper.pdf with a LaTeX engine if installed, else Typst (engine in engine.txt)",
@@ -224,8 +207,7 @@ def task_verify() -> dict[str, Any]:
         "params": [{"name": "strict", "long": "strict", "type": bool, "default": False,
                     "help": "fail when a claim is not reproduced within its tolerance"}],
         "file_dep": _s([paths.CLAIMS, paths.SUMMARY, VARS, paths.TEMPLATES / "report.md.j2",
-                        paths.ROOT / "artifact" / "claims.py", RENDER / "report.py",
-                        *(FIGURE_DIR / f"{n}.png" for n in FIGURES)]),
+                        *code("artifact.render.report"), *REPORT_FIGURES]),
         "targets": _s([REPORT, REPORT_HTML]),
         "clean": True,
     }
@@ -233,10 +215,10 @@ def task_verify() -> dict[str, Any]:
 
 def task_manifest() -> dict[str, Any]:
     """Write manuscript/build/MANIFEST.sha256 of every input and output of the paper."""
-    files = [*manifest_inputs(), *manifest_outputs()]
+    listed = [*manifest_inputs(), *manifest_outputs()]
     return {
-        "actions": [(write_manifest, [files, MANIFEST])],
-        "file_dep": _s(files),
+        "actions": [(write_manifest, [listed, MANIFEST])],
+        "file_dep": _s(listed),
         "targets": _s([MANIFEST]),
         "clean": True,
     }

@@ -13,7 +13,7 @@ from artifact import paths
 from artifact.analysis import write_summary
 from artifact.contract import __main__ as contract_cli
 from artifact.contract import summary as contract
-from artifact.render import figures, model, tables
+from artifact.render import catalogue, figures, model, tables
 from artifact.render import vars as rvars
 from tests.render.fixture import build_summary
 
@@ -28,8 +28,8 @@ def test_real_analysis_output_is_read_by_the_renderers_loader(
     s = model.load(out)
     assert s.raw == written and set(s.configs) == set(written["runs"])
     assert s.final_ids and s.speedup_ids and s.curve_ids and s.breakeven_ids
-    for name in tables.NAMES:
-        for fmt in tables.FORMATS:
+    for name in catalogue.TABLE_NAMES:
+        for fmt in catalogue.TABLE_FORMATS:
             assert tables.render(s, name, fmt, paths.TEMPLATES).strip()
     v = rvars.compute(s)
     assert v["counts"]["runs"] == len(written["runs"])

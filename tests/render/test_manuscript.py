@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from artifact import claims, paths
-from artifact.render import manuscript, model, tables
+from artifact.render import catalogue, manuscript, model, tables
 from artifact.render import vars as rvars
 
 from .fixture import build_summary
@@ -18,13 +18,13 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     s = model.from_json(raw)
     build = tmp_path / "build"
     (build / "tables").mkdir(parents=True)
-    for name in tables.NAMES:
+    for name in catalogue.TABLE_NAMES:
         (build / "tables" / f"{name}.md").write_text(
             tables.render(s, name, "md", paths.TEMPLATES), encoding="utf-8")
     return build, rvars.compute(s), raw
 
 
-@pytest.mark.parametrize("fmt", manuscript.FORMATS)
+@pytest.mark.parametrize("fmt", catalogue.PAPER_FORMATS)
 def test_paper_renders_without_unresolved_names(tmp_path: Path, fmt: str) -> None:
     build, v, raw = _prepare(tmp_path)
     text, used = manuscript.render_markdown(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from artifact import paths
-from artifact.render import model, tables
+from artifact.render import catalogue, model, tables
 from artifact.render.text import DASH, md_escape, tex_escape
 
 from .fixture import build_summary
@@ -15,8 +15,8 @@ from .fixture import build_summary
 GOLDEN = Path(__file__).parent / "golden"
 
 
-@pytest.mark.parametrize("fmt", tables.FORMATS)
-@pytest.mark.parametrize("name", tables.NAMES)
+@pytest.mark.parametrize("fmt", catalogue.TABLE_FORMATS)
+@pytest.mark.parametrize("name", catalogue.TABLE_NAMES)
 def test_golden(name: str, fmt: str) -> None:
     got = tables.render(model.from_json(build_summary()), name, fmt, paths.TEMPLATES)
     golden = GOLDEN / f"{name}.{fmt}"
@@ -50,10 +50,10 @@ def test_hostile_label_is_escaped_in_markdown() -> None:
     assert row.replace("\\|", "").count("|") == header.count("|")
 
 
-@pytest.mark.parametrize("name", tables.NAMES)
+@pytest.mark.parametrize("name", catalogue.TABLE_NAMES)
 def test_missing_is_an_em_dash_never_zero_or_nan(name: str) -> None:
     s = model.from_json(build_summary())
-    for fmt in tables.FORMATS:
+    for fmt in catalogue.TABLE_FORMATS:
         out = tables.render(s, name, fmt, paths.TEMPLATES)
         assert not re.search(r"\b(nan|NaN|None|inf)\b", out)
 

@@ -1,0 +1,63 @@
+"""The one catalogue of what the paper is made of: tables, figures, formats and the PDF engine.
+
+Read by the doit tasks (which subtasks exist and what they write), the renderers (which formats
+they write) and the manuscript (floats are numbered in catalogue order, and placing them in
+another order fails the build). Standard library and :mod:`artifact.paths` only, so that
+``doit list`` stays fast. A new table or figure is one entry here, plus its template or ``fig_*``
+function (a test checks that each entry has one and each renderer has an entry).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from artifact import paths
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A table or figure: its name (file stem, ``tbl:``/``fig:`` label) and the file it reads."""
+
+    name: str
+    data: Path = paths.SUMMARY
+
+
+# In the order the paper numbers them.
+TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"))
+FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"))
+TABLE_NAMES = tuple(e.name for e in TABLES)
+FIGURE_NAMES = tuple(e.name for e in FIGURES)
+
+TABLE_FORMATS = ("md", "tex")  # pandoc pipe table (HTML, Typst), booktabs float (LaTeX)
+FIGURE_FORMATS = ("png", "pdf")  # raster for HTML and Typst, vector for LaTeX
+FIGURE_DPI = 600
+PAPER_FORMATS = ("latex", "html", "typst")  # one intermediate paper.<fmt>.md each
+LATEX_ENGINES = ("pdflatex", "xelatex", "lualatex")  # the first on PATH makes the PDF
+
+TABLE_DIR = paths.BUILD / "tables"
+FIGURE_DIR = paths.BUILD / "figures"
+
+
+def table_files(name: str, out_dir: Path = TABLE_DIR) -> list[Path]:
+    return [out_dir / f"{name}.{fmt}" for fmt in TABLE_FORMATS]
+
+
+def figure_files(name: str, out_dir: Path = FIGURE_DIR) -> list[Path]:
+    return [out_dir / f"{name}.{fmt}" for fmt in FIGURE_FORMATS]
+
+
+def latex_engine() -> str | None:
+    """The first LaTeX engine on PATH, unless ``SPECDEC_PDF_ENGINE`` names one (``typst``:
+    none). Cheap (``which`` only): the PDF task's definition asks it."""
+    forced = os.environ.get("SPECDEC_PDF_ENGINE")
+    if forced:
+        return None if forced == "typst" else forced
+    return next((e for e in LATEX_ENGINES if shutil.which(e)), None)
+
+
+def pdf_engine() -> str:
+    """What will make ``paper.pdf``: a LaTeX engine, else ``typst``."""
+    return latex_engine() or "typst"
