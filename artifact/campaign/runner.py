@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import shutil
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -118,8 +119,6 @@ def _supersede(run: Path, say: Any) -> None:
 
 
 def _say(msg: str) -> None:
-    import sys
-
     print(f"[campaign] {msg}", file=sys.stderr, flush=True)
 
 

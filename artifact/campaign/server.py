@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import os
 import signal
 import socket
 import subprocess
@@ -187,8 +186,3 @@ class Server:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-    def kill(self) -> None:
-        """SIGKILL (for fault tests)."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)

@@ -27,12 +27,14 @@ import json
 import os
 import subprocess
 from collections.abc import Callable, Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import pypandoc
 
-from artifact import paths
+from artifact import files, paths
 from artifact.claims import Claim, format_value, resolve
 from artifact.claims import load as load_claims
 from artifact.render import catalogue
@@ -45,8 +47,6 @@ class ManuscriptError(RenderError):
 
 
 def pandoc() -> str:
-    import pypandoc
-
     return str(pypandoc.get_pandoc_path())
 
 
@@ -172,9 +172,7 @@ def write_intermediate(
     raw = json.loads(summary.read_text(encoding="utf-8"))
     text, _ = render_markdown(fmt, template=template, build=build, variables=variables,
                               summary=raw, ledger=ledger)
-    out = build / f"paper.{fmt}.md"
-    out.write_text(text, encoding="utf-8")
-    return out
+    return files.write_text(build / f"paper.{fmt}.md", text)
 
 
 def _epoch(build: Path) -> int:
@@ -198,7 +196,7 @@ def write_html(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT
 
 def typst_fonts() -> list[str]:
     """Matplotlib's STIX fonts: the figures' font, so text and figures match."""
-    import matplotlib
+    import matplotlib  # only the Typst engine needs its fonts; LaTeX builds never load it
 
     return [str(Path(matplotlib.get_data_path()) / "fonts" / "ttf")]
 
@@ -230,7 +228,7 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT)
         _latex(engine, build, epoch)
         line = f"{engine} (on paper.tex)"
     else:
-        import typst
+        import typst  # the fallback engine, loaded only when no LaTeX engine is installed
 
         _pandoc([*_common(manuscript / "defaults" / "typst.yaml", manuscript / "references.bib"),
                  "paper.typst.md", "--to", "typst", "-o", "paper.typ"], build, epoch)
@@ -239,11 +237,9 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT)
                       timestamp=epoch)
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
     print(f"manuscript: paper.pdf made by {line}")
-    (build / "engine.txt").write_text(line + "\n", encoding="utf-8")
+    files.write_text(build / "engine.txt", line + "\n")
     return line
 
 
 def _version(dist: str) -> str:
-    from importlib.metadata import version
-
-    return version(dist)
+    return metadata.version(dist)

@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from artifact import files
 from artifact.render import catalogue
 from artifact.render.model import Summary, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
@@ -139,10 +140,5 @@ def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
 def write(summary_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
     """Render one table in every format into ``out_dir``; returns the files written."""
     summary = load(summary_path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fmt in catalogue.TABLE_FORMATS:
-        path = out_dir / f"{name}.{fmt}"
-        path.write_text(render(summary, name, fmt, templates), encoding="utf-8")
-        written.append(path)
-    return written
+    return [files.write_text(path, render(summary, name, path.suffix[1:], templates))
+            for path in catalogue.table_files(name, out_dir)]

@@ -48,38 +48,38 @@ def code(module: str) -> list[Path]:
 
 
 def _render_table(name: str) -> None:
-    from artifact.render import tables
+    from artifact.render import tables  # Jinja
 
     tables.write(paths.SUMMARY, name, TABLE_DIR, paths.TEMPLATES)
 
 
 def _render_figure(name: str) -> None:
-    from artifact.render import figures
+    from artifact.render import figures  # matplotlib
 
     figures.write(paths.SUMMARY, name, FIGURE_DIR, dpi=catalogue.FIGURE_DPI)
 
 
 def _write_vars() -> None:
-    from artifact.render import vars as rvars
+    from artifact.render import vars as rvars  # the summary loader, only when it runs
 
     rvars.write(paths.SUMMARY, VARS)
 
 
 def _write_md(fmt: str) -> None:
-    from artifact.render import manuscript
+    from artifact.render import manuscript  # Jinja, pypandoc
 
     manuscript.write_intermediate(fmt)
 
 
 def _write_out(kind: str) -> None:
-    from artifact.render import manuscript
+    from artifact.render import manuscript  # Jinja, pypandoc
 
     {"tex": manuscript.write_tex, "html": manuscript.write_html,
      "pdf": manuscript.write_pdf}[kind]()
 
 
 def _verify(strict: bool) -> None:
-    from artifact.render import report
+    from artifact.render import report  # Jinja, pypandoc
 
     report.verify(ledger=paths.CLAIMS, summary=paths.SUMMARY, variables=VARS,
                   out_dir=paths.BUILD, figures=REPORT_FIGURES, strict=strict)

@@ -22,7 +22,7 @@ def _config(**over):
 def test_describe_normalizes_and_ignores_extra_keys():
     d = describe(_config(extra_field="ok"), where="dir1")
     assert d.run_id == "r1" and d.drafter == "ngram-mod" and d.k == 4
-    assert d.sampling.temperature == 0.0 and isinstance(d.sampling.top_p, float)
+    assert d.sampling["temperature"] == 0.0 and isinstance(d.sampling["top_p"], float)
     assert d.prompt_set_sha256 == PROMPT_SET_SHA
     assert d.label == "ngram-mod k=4"
     assert describe(_config(drafter="none", k=None), where="d").label == "no draft"

@@ -42,29 +42,18 @@ def test_every_claim_in_the_text_is_in_the_ledger() -> None:
     assert ids <= ledger, f"not in the ledger: {sorted(ids - ledger)}"
 
 
-def test_unresolved_variable_fails(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("body", "error"), [
+    ("Speedup {{ v.no_such_number }}\n", "unresolved variable"),
+    ('{{ claim("no-such-claim") }}\n', "not in the claims ledger"),
+    ('{{ figure("hardware", "x") }}\n', "out of order"),
+])
+def test_a_paper_the_computed_files_cannot_fill_fails(
+    tmp_path: Path, body: str, error: str
+) -> None:
     build, v, raw = _prepare(tmp_path)
     tpl = tmp_path / "bad.md"
-    tpl.write_text("Speedup {{ v.no_such_number }}\n", encoding="utf-8")
-    with pytest.raises(manuscript.ManuscriptError, match="unresolved variable"):
-        manuscript.render_markdown("html", template=tpl, build=build, variables=v,
-                                   summary=raw, ledger=paths.CLAIMS)
-
-
-def test_unknown_claim_fails(tmp_path: Path) -> None:
-    build, v, raw = _prepare(tmp_path)
-    tpl = tmp_path / "bad.md"
-    tpl.write_text('{{ claim("no-such-claim") }}\n', encoding="utf-8")
-    with pytest.raises(manuscript.ManuscriptError, match="not in the claims ledger"):
-        manuscript.render_markdown("html", template=tpl, build=build, variables=v,
-                                   summary=raw, ledger=paths.CLAIMS)
-
-
-def test_floats_out_of_order_fail(tmp_path: Path) -> None:
-    build, v, raw = _prepare(tmp_path)
-    tpl = tmp_path / "bad.md"
-    tpl.write_text('{{ figure("hardware", "x") }}\n', encoding="utf-8")
-    with pytest.raises(manuscript.ManuscriptError, match="out of order"):
+    tpl.write_text(body, encoding="utf-8")
+    with pytest.raises(manuscript.ManuscriptError, match=error):
         manuscript.render_markdown("html", template=tpl, build=build, variables=v,
                                    summary=raw, ledger=paths.CLAIMS)
 
