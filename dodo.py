@@ -15,6 +15,7 @@ from typing import Any
 
 from artifact import paths
 from artifact.analysis.task import task_analysis
+from artifact.errors import doit_action
 from artifact.render.tasks import (
     task_figures,
     task_manifest,
@@ -47,7 +48,7 @@ def task_toolchain() -> dict[str, Any]:
         return toolchain.llama_is_built() and toolchain.model_path().is_file()
 
     return {
-        "actions": [lambda: bool(toolchain.ensure_all())],
+        "actions": [doit_action(lambda: bool(toolchain.ensure_all()))],
         "uptodate": [current],
         "targets": [toolchain.server_binary(), toolchain.model_path()],
     }
@@ -68,7 +69,7 @@ def task_prompts() -> Iterator[dict[str, Any]]:
                 prompts.build_prompt_set(recipe, toolchain.ensure_model()), dest)
             print(f"{name}: {sum(recipe.counts.values())} prompts, sha256 {sha}")
 
-        yield {"name": name, "actions": [build], "file_dep": [paths.PROMPT_RECIPES],
+        yield {"name": name, "actions": [doit_action(build)], "file_dep": [paths.PROMPT_RECIPES],
                "targets": [dest], "clean": True}
 
 
@@ -88,7 +89,7 @@ def _campaign_tasks(file: Path, runs_root: Path) -> Iterator[dict[str, Any]]:
         yield {
             "name": spec.run_id,
             "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else ""),
-            "actions": [measure],
+            "actions": [doit_action(measure)],
             # Up to date when the run's own files say so (complete, same spec hash, same
             # prompt-set content): this survives a fresh clone, unlike doit's database.
             "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
@@ -117,7 +118,7 @@ def task_kick() -> dict[str, Any]:
                   f"{m.measure_s:.1f} s measured")
         _kick_report()
 
-    return {"actions": [kick], "task_dep": ["toolchain"], "uptodate": [False],
+    return {"actions": [doit_action(kick)], "task_dep": ["toolchain"], "uptodate": [False],
             "verbosity": 2}
 
 

@@ -34,13 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files
+from artifact.errors import ClaimsError as ClaimsError
 
 SOURCES = ("vars", "summary")
 STATUSES = ("ok", "deviates", "missing")
-
-
-class ClaimsError(Exception):
-    """The claims ledger is malformed."""
 
 
 @dataclass(frozen=True, kw_only=True)

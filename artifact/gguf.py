@@ -9,13 +9,11 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from artifact.errors import GGUFError as GGUFError
+
 _SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
            10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
-
-
-class GGUFError(ValueError):
-    """The file is not a GGUF file this reader understands."""
 
 
 def _u64(f: BinaryIO) -> int:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files
+from artifact.errors import RecordError as RecordError
 
 SCHEMA = 1
 # What a run's ``spec.drafter`` may be: llama-server's ``--spec-type`` values, "none" first.
@@ -228,11 +229,11 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object file (raises ``ValueError`` naming the file when it is not one)."""
+    """Read a JSON object file (raises :class:`RecordError` naming the file when it is not one)."""
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path.name}: cannot read JSON ({err})") from err
+        raise RecordError(f"{path.name}: cannot read JSON ({err})") from err
     if not isinstance(obj, dict):
-        raise ValueError(f"{path.name}: expected a JSON object")
+        raise RecordError(f"{path.name}: expected a JSON object")
     return obj

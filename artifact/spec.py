@@ -22,15 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths
+from artifact.errors import SpecError as SpecError
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 FAMILIES = ("final", "curves", "ksweep", "baseline", "kick")
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
-
-
-class SpecError(ValueError):
-    """A campaign file is wrong; the message is one line naming the file and the field."""
 
 
 @dataclass(frozen=True, kw_only=True)

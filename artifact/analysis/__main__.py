@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 from artifact import paths
-from artifact.analysis.runs import AnalysisError
 from artifact.analysis.summary import write_summary
+from artifact.errors import cli
 
 
+@cli
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m artifact.analysis", description="Raw runs to summary.json."
@@ -18,11 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, default=paths.RUNS, help="runs directory")
     parser.add_argument("--out", type=Path, default=paths.SUMMARY, help="summary.json to write")
     args = parser.parse_args(argv)
-    try:
-        summary = write_summary(args.runs, args.out)
-    except AnalysisError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    summary = write_summary(args.runs, args.out)
     n_warn = len(summary["warnings"])
     print(f"wrote {args.out}: {len(summary['runs'])} run(s), {n_warn} warning(s)")
     for w in summary["warnings"]:

@@ -7,7 +7,7 @@ counted, records with spurious server timings excluded (and counted), the server
 
 Exceptions::
 
-    AnalysisError (ValueError)
+    AnalysisError (artifact.errors.ArtifactError)
      └── ConfigError        a run's config.json cannot be used; the run is skipped
 """
 
@@ -23,19 +23,13 @@ from typing import Any
 from artifact import records
 from artifact.analysis.logs import LogEntry, parse_server_log
 from artifact.contract.summary import Sampling
+from artifact.errors import AnalysisError as AnalysisError
+from artifact.errors import ConfigError as ConfigError
 from artifact.records import DRAFTERS, Result, Timings
 
 # A record whose server timings say this is not a measured decoding rate: with one generated
 # token the server reports predicted_ms 0 and predicted_per_second 1e6.
 SPURIOUS_TOK_PER_S = 1e5
-
-
-class AnalysisError(ValueError):
-    """Base of the analysis errors; messages are one line."""
-
-
-class ConfigError(AnalysisError):
-    """A run's ``config.json`` cannot be used (the message names the run and the field)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,7 +191,7 @@ def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any
         return None
     try:
         return records.read_json(path)
-    except ValueError as err:
+    except records.RecordError as err:
         problems.append(f"run {where}: {err}")
         return None
 
@@ -207,7 +201,7 @@ def load_run(path: Path) -> Run:
     where = path.name
     try:
         config = records.read_json(path / records.CONFIG)
-    except ValueError as err:
+    except records.RecordError as err:
         raise ConfigError(f"run {where}: {err}") from err
     desc = describe(config, where=where)
     problems: list[str] = []

@@ -10,6 +10,7 @@ from doit.tools import config_changed
 from artifact import imports, paths, records
 from artifact.analysis.params import BOOTSTRAP
 from artifact.contract.summary import SCHEMA_VERSION
+from artifact.errors import doit_action
 
 RUN_FILES = (
     records.CONFIG,
@@ -21,6 +22,7 @@ RUN_FILES = (
 )
 
 
+@doit_action
 def _write(runs: Path, out: Path) -> None:
     from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
 

@@ -1,9 +1,10 @@
-"""A small progress line with an ETA, on stderr."""
+"""A small progress line with an ETA, through a :data:`artifact.log.Log`."""
 
 from __future__ import annotations
 
-import sys
 import time
+
+from artifact.log import Log, is_terminal, overwrite_line, stderr
 
 
 def _clock(seconds: float) -> str:
@@ -16,11 +17,15 @@ def _clock(seconds: float) -> str:
 class Progress:
     """``label  12/30 [#######.....]  0.8 req/s  ETA 0:22``; a line per 10% when not a TTY."""
 
-    def __init__(self, label: str, total: int, done: int = 0, enabled: bool = True) -> None:
+    def __init__(self, label: str, total: int, done: int = 0, enabled: bool = True,
+                 log: Log | None = None) -> None:
         self.label, self.total, self.done, self.enabled = label, total, done, enabled
         self.start_done = done
         self.t0 = time.perf_counter()
-        self.tty = sys.stderr.isatty()
+        # On a terminal (and no log given) one line is redrawn in place; otherwise a line
+        # per 10% goes to the log.
+        self.tty = log is None and is_terminal()
+        self.log: Log = log or stderr()
         self._last_decile = -1
         self.show()
 
@@ -44,13 +49,13 @@ class Progress:
         if not self.enabled:
             return
         if self.tty:
-            print("\r" + self.line(), end="", file=sys.stderr, flush=True)
+            overwrite_line(self.line())
             return
         decile = 10 * self.done // self.total if self.total else 10
         if decile != self._last_decile:
             self._last_decile = decile
-            print(self.line(), file=sys.stderr, flush=True)
+            self.log(self.line())
 
     def close(self) -> None:
         if self.enabled and self.tty:
-            print(file=sys.stderr, flush=True)
+            overwrite_line(None)

@@ -25,6 +25,7 @@ from typing import Any
 import jinja2
 
 from artifact import files, paths
+from artifact.errors import PromptSetError as PromptSetError
 from artifact.gguf import string_metadata
 
 DOMAINS = ("code", "chat", "math")
@@ -37,10 +38,6 @@ MATH_NOTATION = re.compile(r"\d\s*[-+*/^=]\s*\d|\b[a-z]\s*[=^]\s*-?\d|\d[a-z]\s*
 NOT_MATH = re.compile(r"\b(code|program|python|java|sql|script|function|algorithm|write|essay|"
                       r"instruction|assistant|startup|create|act as|interview)\b", re.IGNORECASE)
 CODE_INSTRUCTION = "Complete the following Python function.\n\n```python\n{prompt}```"
-
-
-class PromptSetError(ValueError):
-    """A recipe is wrong or a dataset is missing; one line naming the file and field."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import shutil
-import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -29,6 +28,8 @@ from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
 from artifact.campaign.prompts import Prompt, ensure_prompt_set
 from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
 
 MAX_ATTEMPTS = 3
@@ -88,7 +89,7 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
 def recorded_config(run: Path) -> dict[str, Any] | None:
     try:
         return records.read_json(run / records.CONFIG)
-    except (ValueError, FileNotFoundError):
+    except records.RecordError:
         return None
 
 
@@ -100,7 +101,7 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
         return False
     try:
         metrics = records.read_json(run / records.METRICS)
-    except (ValueError, FileNotFoundError):
+    except records.RecordError:
         return False
     return bool(metrics.get("complete"))
 
@@ -110,7 +111,7 @@ def _same_protocol(config: dict[str, Any], spec: RunSpec) -> bool:
             and config.get("server_argv") == argv_template(spec))
 
 
-def _supersede(run: Path, say: Any) -> None:
+def _supersede(run: Path, say: Log) -> None:
     dest = paths.RUNS / "_superseded" / (
         f"{run.name}-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}")
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -118,12 +119,11 @@ def _supersede(run: Path, say: Any) -> None:
     say(f"{run.name}: its spec changed; earlier data moved to {dest.relative_to(paths.ROOT)}")
 
 
-def _say(msg: str) -> None:
-    print(f"[campaign] {msg}", file=sys.stderr, flush=True)
+_say: Log = log_stderr("campaign")
 
 
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
-        show_progress: bool = True, say: Any = _say) -> records.RunMetrics:
+        show_progress: bool = True, say: Log = _say) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics."""
     run_path = runs_root / spec.run_id
     files = server_files(campaign, spec)
@@ -147,7 +147,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         })
     try:
         previous = records.read_json(run_path / records.METRICS)
-    except (ValueError, FileNotFoundError):
+    except records.RecordError:
         previous = {}
     done, _ = records.read_results(run_path)
     done_keys = {r.key for r in done}
@@ -164,7 +164,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
             asyncio.run(_measure(server, spec, pending, run_path, tally, progress, say))
         try:
             prev_vram = records.read_json(run_path / records.VRAM)
-        except (ValueError, FileNotFoundError):
+        except records.RecordError:
             prev_vram = None
         records.write_json(run_path / records.VRAM, gpu.record(prev_vram))
     finally:
@@ -200,7 +200,7 @@ async def _metrics_snapshot(client: httpx.AsyncClient, server: Server) -> dict[s
 
 
 async def _measure(server: Server, spec: RunSpec, pending: deque[Work], run: Path,
-                   tally: Tally, progress: Progress, say: Any) -> None:
+                   tally: Tally, progress: Progress, say: Log) -> None:
     failed_starts = 0
     while pending:
         tally.server_starts += 1

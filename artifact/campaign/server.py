@@ -19,13 +19,10 @@ from pathlib import Path
 
 import httpx
 
+from artifact.errors import ServerError as ServerError
 from artifact.spec import RunSpec
 
 LOG_VERBOSITY = 4
-
-
-class ServerError(RuntimeError):
-    """The server could not be started or died while starting."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -37,13 +37,13 @@ import pypandoc
 from artifact import files, paths
 from artifact.claims import Claim, format_value, resolve
 from artifact.claims import load as load_claims
+from artifact.errors import ManuscriptError as ManuscriptError
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
 from artifact.render import catalogue
-from artifact.render.model import RenderError
 from artifact.render.text import Raw, environment
 
-
-class ManuscriptError(RenderError):
-    """The manuscript refers to something the computed files do not have."""
+_log: Log = log_stderr("manuscript")
 
 
 def pandoc() -> str:
@@ -220,7 +220,8 @@ def _latex(engine: str, build: Path, epoch: int) -> None:
         (build / f"paper.{ext}").unlink(missing_ok=True)
 
 
-def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> str:
+def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
+              log: Log = _log) -> str:
     """``paper.pdf`` with a LaTeX engine if installed, else Typst; returns the engine line."""
     epoch = _epoch(build)
     engine = catalogue.latex_engine()
@@ -236,7 +237,7 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT)
                       root=str(build), font_paths=typst_fonts(), ignore_system_fonts=True,
                       timestamp=epoch)
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
-    print(f"manuscript: paper.pdf made by {line}")
+    log(f"paper.pdf made by {line}")
     files.write_text(build / "engine.txt", line + "\n")
     return line
 

@@ -17,20 +17,14 @@ from typing import Any
 
 from artifact.contract import summary as contract
 from artifact.contract.summary import RunEntry
+from artifact.errors import RenderError as RenderError
+from artifact.errors import SummaryError as SummaryError
 
 DOMAIN_ORDER = ("code", "chat", "math")
 DRAFTER_ORDER = (
     "none", "draft-simple", "ngram-simple", "ngram-mod", "ngram-map-k", "ngram-map-k4v",
     "ngram-cache",
 )
-
-
-class RenderError(Exception):
-    """A mistake in the renderer's inputs, reported in one line."""
-
-
-class SummaryError(RenderError):
-    """``summary.json`` is missing, unreadable or does not follow the schema."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,18 +11,23 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pypandoc
 
 from artifact import claims, files, paths
 from artifact.claims import ClaimsError, Outcome
+from artifact.errors import cli
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
 from artifact.render import model
 from artifact.render import vars as rvars
 from artifact.render.text import environment
+
+_log: Log = log_stderr("claims")
 
 
 def write_report(
@@ -49,22 +54,31 @@ def write_report(
 
 def verify(
     *, ledger: Path, summary: Path, variables: Path, out_dir: Path, figures: Sequence[Path],
-    strict: bool = False,
+    strict: bool = False, log: Log = _log,
 ) -> list[Outcome]:
     """Recompute every claim, write the report; raise under ``strict`` if any is not ok."""
-    outcomes = claims.check(claims.load(ledger),
-                            json.loads(summary.read_text(encoding="utf-8")),
-                            json.loads(variables.read_text(encoding="utf-8")))
+    outcomes = claims.check(claims.load(ledger), read_computed(summary), read_computed(variables))
     write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict)
     bad = [o for o in outcomes if o.status != "ok"]
     for o in bad:
-        print(f"claims: {o.claim.id}: {o.status} (expected {o.claim.expected}, "
-              f"reproduced {o.reproduced})", file=sys.stderr)
+        log(f"{o.claim.id}: {o.status} (expected {o.claim.expected}, reproduced {o.reproduced})")
     if bad and strict:
         raise ClaimsError(f"{ledger}: {len(bad)} of {len(outcomes)} claims not reproduced")
     return outcomes
 
 
+def read_computed(path: Path) -> dict[str, Any]:
+    """A computed JSON file (summary.json, vars.json); a :class:`ClaimsError` when unusable."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ClaimsError(f"{path}: cannot read computed JSON ({err})") from err
+    if not isinstance(obj, dict):
+        raise ClaimsError(f"{path}: expected a JSON object")
+    return obj
+
+
+@cli
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m artifact.claims``: print each claim's status, or its current value as TOML."""
     p = argparse.ArgumentParser(prog="python -m artifact.claims",
@@ -76,16 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="print each claim's current value as TOML, for a human to paste")
     p.add_argument("--strict", action="store_true", help="fail when a claim is not reproduced")
     args = p.parse_args(argv)
-    try:
-        ledger = claims.load(args.ledger)
-        summary = model.load(args.summary)
-        if args.vars.exists():
-            variables = json.loads(args.vars.read_text(encoding="utf-8"))
-        else:
-            variables = rvars.compute(summary)
-    except (ClaimsError, model.RenderError, OSError, json.JSONDecodeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    ledger = claims.load(args.ledger)
+    summary = model.load(args.summary)
+    variables = read_computed(args.vars) if args.vars.exists() else rvars.compute(summary)
     outcomes = claims.check(ledger, summary.raw, variables)
     if args.print_current:
         for o in outcomes:

@@ -20,6 +20,7 @@ from typing import Any
 from doit.tools import config_changed
 
 from artifact import files, imports, paths
+from artifact.errors import doit_action
 from artifact.render import catalogue
 from artifact.render.catalogue import FIGURE_DIR, TABLE_DIR, figure_files, table_files
 
@@ -47,37 +48,47 @@ def code(module: str) -> list[Path]:
 # --- actions (heavy imports happen here) -----------------------------------------------------
 
 
+@doit_action
 def _render_table(name: str) -> None:
     from artifact.render import tables  # Jinja
 
     tables.write(paths.SUMMARY, name, TABLE_DIR, paths.TEMPLATES)
 
 
+@doit_action
 def _render_figure(name: str) -> None:
     from artifact.render import figures  # matplotlib
 
     figures.write(paths.SUMMARY, name, FIGURE_DIR, dpi=catalogue.FIGURE_DPI)
 
 
+@doit_action
 def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
     rvars.write(paths.SUMMARY, VARS)
 
 
+@doit_action
 def _write_md(fmt: str) -> None:
     from artifact.render import manuscript  # Jinja, pypandoc
 
     manuscript.write_intermediate(fmt)
 
 
+@doit_action
 def _write_out(kind: str) -> None:
     from artifact.render import manuscript  # Jinja, pypandoc
 
-    {"tex": manuscript.write_tex, "html": manuscript.write_html,
-     "pdf": manuscript.write_pdf}[kind]()
+    if kind == "tex":
+        manuscript.write_tex()
+    elif kind == "html":
+        manuscript.write_html()
+    else:
+        manuscript.write_pdf()
 
 
+@doit_action
 def _verify(strict: bool) -> None:
     from artifact.render import report  # Jinja, pypandoc
 
@@ -217,7 +228,7 @@ def task_manifest() -> dict[str, Any]:
     """Write manuscript/build/MANIFEST.sha256 of every input and output of the paper."""
     listed = [*manifest_inputs(), *manifest_outputs()]
     return {
-        "actions": [(write_manifest, [listed, MANIFEST])],
+        "actions": [(doit_action(write_manifest), [listed, MANIFEST])],
         "file_dep": _s(listed),
         "targets": _s([MANIFEST]),
         "clean": True,

@@ -1,0 +1,163 @@
+"""The artifact's exceptions: one tree, one root, one line each.
+
+Every error that bad input, a missing file or a failed tool can cause is an
+:class:`ArtifactError`. Its message is one line naming the file, the field and what was
+expected. Command lines (:func:`cli`) and doit actions (:func:`doit_action`) catch
+:class:`ArtifactError` once and print that line; anything else is a bug and keeps its traceback.
+Library code raises and never prints: progress and logs go through :data:`artifact.log.Log`.
+
+The tree::
+
+    ArtifactError
+     ├── SpecError              a campaign file (TOML) is wrong            artifact.spec
+     ├── PromptSetError         a prompt-set recipe or file is wrong       artifact.campaign.prompts
+     ├── ToolchainError         a download, hash check or build failed     artifact.toolchain
+     ├── GGUFError              a model file is not GGUF as understood     artifact.gguf
+     ├── ServerError            llama-server did not start or died         artifact.campaign.server
+     ├── RecordError            a run-directory file cannot be read        artifact.records
+     ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
+     │    └── ConfigError       one run's config.json is unusable (run skipped)
+     ├── RenderError            the renderer's inputs are wrong            artifact.render
+     │    ├── SummaryError      summary.json missing or off-schema
+     │    └── ManuscriptError   paper.md refers to what is not computed
+     └── ClaimsError            the claims ledger is wrong, or (strict) not reproduced
+
+Each class is re-exported by the module named beside it, so ``from artifact.spec import
+SpecError`` keeps working.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+__all__ = [
+    "AnalysisError",
+    "ArtifactError",
+    "ClaimsError",
+    "ConfigError",
+    "GGUFError",
+    "ManuscriptError",
+    "PromptSetError",
+    "RecordError",
+    "RenderError",
+    "ServerError",
+    "SpecError",
+    "SummaryError",
+    "ToolchainError",
+    "cli",
+    "doit_action",
+    "one_line",
+]
+
+
+class ArtifactError(Exception):
+    """Base of every expected error of the artifact; the message is one line."""
+
+
+class SpecError(ArtifactError):
+    """A campaign file is wrong; the message is one line naming the file and the field."""
+
+
+class PromptSetError(ArtifactError):
+    """A prompt-set recipe or a prompt-set file is wrong (one line, naming file and field)."""
+
+
+class ToolchainError(ArtifactError):
+    """A download, hash check or build failed; the message says which and what to do."""
+
+
+class GGUFError(ArtifactError):
+    """The file is not a GGUF file this reader understands."""
+
+
+class ServerError(ArtifactError):
+    """The server could not be started or died while starting."""
+
+
+class RecordError(ArtifactError):
+    """A run-directory file (``config.json``, ``metrics.json``, ...) cannot be read."""
+
+
+class AnalysisError(ArtifactError):
+    """Base of the analysis errors; messages are one line."""
+
+
+class ConfigError(AnalysisError):
+    """A run's ``config.json`` cannot be used (the message names the run and the field)."""
+
+
+class RenderError(ArtifactError):
+    """A mistake in the renderer's inputs, reported in one line."""
+
+
+class SummaryError(RenderError):
+    """``summary.json`` is missing, unreadable or does not follow the schema."""
+
+
+class ManuscriptError(RenderError):
+    """The manuscript refers to something the computed files do not have."""
+
+
+class ClaimsError(ArtifactError):
+    """The claims ledger is wrong, or (under ``--strict``) claims are not reproduced."""
+
+
+def one_line(err: BaseException) -> str:
+    """The error's message on one line (newlines folded), for a person to read.
+
+    >>> one_line(SpecError("x.toml: run[1].k:\\n expected an integer"))
+    'x.toml: run[1].k: expected an integer'
+    """
+    text = " ".join(part.strip() for part in str(err).splitlines() if part.strip())
+    return text or type(err).__name__
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def cli(main: Callable[P, int]) -> Callable[P, int]:
+    """Wrap a command line's ``main``: an :class:`ArtifactError` prints ``error: ...``, exit 2.
+
+    >>> @cli
+    ... def main() -> int:
+    ...     raise SpecError("x.toml: run[1].k: expected a positive integer, got 0")
+    >>> import contextlib, io
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     code = main()
+    >>> code, err.getvalue()
+    (2, 'error: x.toml: run[1].k: expected a positive integer, got 0\\n')
+    """
+
+    @functools.wraps(main)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except ArtifactError as err:
+            print(f"error: {one_line(err)}", file=sys.stderr, flush=True)
+            return 2
+
+    return wrapper
+
+
+def doit_action(fn: Callable[P, Any]) -> Callable[P, Any]:
+    """Wrap a doit action: an :class:`ArtifactError` fails the task with its one line.
+
+    doit prints a returned ``TaskFailed`` as its message, without a traceback; any other
+    exception is a bug and doit shows its traceback.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArtifactError as err:
+            from doit.exceptions import TaskFailed
+
+            return TaskFailed(f"error: {one_line(err)}")
+
+    return wrapper
