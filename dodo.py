@@ -17,6 +17,7 @@ from artifact import paths
 from artifact.analysis.task import task_analysis
 from artifact.errors import doit_action
 from artifact.render.tasks import (
+    task_arxiv,
     task_figures,
     task_manifest,
     task_manuscript,
@@ -25,7 +26,7 @@ from artifact.render.tasks import (
 )
 
 __all__ = [
-    "task_analysis", "task_campaign", "task_figures", "task_kick", "task_manifest",
+    "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
     "task_manuscript", "task_prompts", "task_tables", "task_toolchain", "task_verify",
 ]
 

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import os
+import tarfile
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -118,3 +119,20 @@ def load_toml(
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise error(f"{name}: not valid TOML ({err})") from err
+
+
+def extract_tar(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract ``tar`` into ``dest``, refusing members that would land outside it.
+
+    Python 3.11.4+ does this with ``filter="data"``; Debian 12's Python 3.11.2 (the Docker
+    image's base) predates it, so the same checks are made here.
+    """
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for m in tar.getmembers():
+        target = (dest / m.name).resolve()
+        if not (m.isfile() or m.isdir()) or (target != root and root not in target.parents):
+            raise ValueError(f"{tar.name}: {m.name!r}: not a plain file inside the archive")
+    tar.extractall(dest)  # members checked above

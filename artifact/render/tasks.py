@@ -34,6 +34,7 @@ REPORT = paths.BUILD / "report.md"
 REPORT_HTML = paths.BUILD / "report.html"
 MANIFEST = paths.BUILD / "MANIFEST.sha256"
 REPORT_FIGURES = [FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES]  # embedded
+ARXIV = paths.BUILD / "arxiv.tar.gz"
 
 
 def _s(ps: Any) -> list[str]:
@@ -94,6 +95,18 @@ def _verify(strict: bool) -> None:
 
     report.verify(ledger=paths.CLAIMS, summary=paths.SUMMARY, variables=VARS,
                   out_dir=paths.BUILD, figures=REPORT_FIGURES, strict=strict)
+
+
+@doit_action
+def _arxiv() -> None:
+    import json
+
+    from artifact.render import arxiv
+
+    epoch = int(json.loads(VARS.read_text(encoding="utf-8"))["source_date_epoch"])
+    members = arxiv.write_bundle(paths.BUILD, ARXIV, epoch=epoch)
+    print(f"arxiv: {ARXIV.relative_to(paths.ROOT)}: {len(members)} files "
+          f"({', '.join(members)}); compile with pdflatex paper.tex")
 
 
 def manifest_inputs() -> list[Path]:
@@ -220,6 +233,18 @@ def task_verify() -> dict[str, Any]:
         "file_dep": _s([paths.CLAIMS, paths.SUMMARY, VARS, paths.TEMPLATES / "report.md.j2",
                         *code("artifact.render.report"), *REPORT_FIGURES]),
         "targets": _s([REPORT, REPORT_HTML]),
+        "clean": True,
+    }
+
+
+def task_arxiv() -> dict[str, Any]:
+    """Write manuscript/build/arxiv.tar.gz: paper.tex and the figures and tables it includes."""
+    return {
+        "actions": [_arxiv],
+        "file_dep": _s([paths.BUILD / "paper.tex", VARS, *code("artifact.render.arxiv"),
+                        *(FIGURE_DIR / f"{n}.pdf" for n in catalogue.FIGURE_NAMES),
+                        *(TABLE_DIR / f"{n}.tex" for n in catalogue.TABLE_NAMES)]),
+        "targets": _s([ARXIV]),
         "clean": True,
     }
 
