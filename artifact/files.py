@@ -134,5 +134,5 @@ def extract_tar(tar: tarfile.TarFile, dest: Path) -> None:
     for m in tar.getmembers():
         target = (dest / m.name).resolve()
         if not (m.isfile() or m.isdir()) or (target != root and root not in target.parents):
-            raise ValueError(f"{tar.name}: {m.name!r}: not a plain file inside the archive")
+            raise ValueError(f"{tar.name!r}: {m.name!r}: not a plain file inside the archive")
     tar.extractall(dest)  # members checked above

@@ -9,46 +9,95 @@ reproduced, difference and status, and fails under ``strict`` if any claim is no
 from __future__ import annotations
 
 import argparse
+import base64
 import json
-import subprocess
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
-import pypandoc
+from markupsafe import Markup, escape
 
 from artifact import claims, files, paths
 from artifact.claims import ClaimsError, Outcome
 from artifact.errors import cli
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import model
+from artifact.render import model, sources
 from artifact.render import vars as rvars
 from artifact.render.text import environment
 
 _log: Log = log_stderr("claims")
 
 
+def _href(target: Path, base: Path) -> str:
+    """``target`` relative to the folder ``base``, as a URL path."""
+    rel = Path(os.path.relpath(target, base)).as_posix()
+    return quote(rel + ("/" if target.is_dir() else ""))
+
+
+def report_rows(
+    outcomes: Sequence[Outcome], *, out_dir: Path, runs_root: Path, paper: Path | None,
+) -> list[dict[str, Any]]:
+    """One row per claim: the printed values, its runs (folders, files) and paper spots."""
+    spots = (sources.paper_spots(paper.read_text(encoding="utf-8"))
+             if paper is not None and paper.is_file() else {})
+    paper_href = _href(paper, out_dir) if paper is not None else ""
+    rows = []
+    for o in outcomes:
+        c = o.claim
+        runs = [{"run_id": r.run_id, "href": _href(r.path, out_dir),
+                 "files": [{"name": f, "href": _href(r.path / f, out_dir)} for f in r.files]}
+                for r in sources.claim_runs(c.runs, runs_root)]
+        rows.append({
+            "id": c.id, "quantity": c.quantity, "status": o.status,
+            # break a long dotted path after a dot, not inside a word
+            "quantity_html": Markup("<wbr>").join(
+                escape(p) for p in c.quantity.replace(".", ".\0").split("\0")),
+            "expected": claims.format_value(c, c.expected),
+            "reproduced": (claims.format_value(c, o.reproduced)
+                           if o.reproduced is not None else "\u2014"),
+            "difference": f"{o.difference:+.3g}" if o.difference is not None else "\u2014",
+            "tolerance": c.describe_tolerance(), "reason": c.reason,
+            "used_in": list(c.used_in), "runs": runs,
+            "spots": [{"section": sp.section, "href": f"{paper_href}#{sp.anchor}"}
+                      for sp in spots.get(c.id, [])],
+        })
+    return rows
+
+
 def write_report(
     outcomes: Sequence[Outcome], *, out_dir: Path, figures: Sequence[Path], strict: bool,
-    templates: Path = paths.TEMPLATES,
+    templates: Path = paths.TEMPLATES, runs_root: Path = paths.RUNS,
+    paper: Path | None = None,
 ) -> tuple[Path, Path]:
-    """``report.md`` and a self-contained ``report.html`` (figures embedded)."""
-    env = environment("md", jinja2.FileSystemLoader(templates))
+    """``report.md`` and a self-contained ``report.html`` (CSS inline, figures embedded).
+
+    Both link each claim to its committed runs under ``runs_root`` and to the places in
+    ``paper`` (paper.html, default: beside the report) where its number is printed.
+    """
+    paper = out_dir / "paper.html" if paper is None else paper
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in claims.STATUSES}
+    rows = report_rows(outcomes, out_dir=out_dir, runs_root=runs_root, paper=paper)
+    env = environment("md", jinja2.FileSystemLoader(templates))
     md = env.get_template("report.md.j2").render(
-        outcomes=outcomes, counts=counts, strict=strict,
+        outcomes=outcomes, rows=rows, counts=counts, strict=strict,
+        paper_href=_href(paper, out_dir),
         figures=[f.relative_to(out_dir).as_posix() for f in figures], fmt=claims.format_value,
     )
     md_path, html_path = out_dir / "report.md", out_dir / "report.html"
     files.write_text(md_path, md)
-    html = subprocess.run(
-        [pypandoc.get_pandoc_path(), "report.md", "-s", "--embed-resources",
-         "--metadata", "title=Reproduction report", "--to", "html"],
-        cwd=out_dir, check=True, capture_output=True,
-    ).stdout
-    files.write_text(html_path, html.decode("utf-8"))
+    html_env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=True,
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                  lstrip_blocks=True, keep_trailing_newline=True)
+    figs = [{"name": f.relative_to(out_dir).as_posix(),
+             "data": "data:image/png;base64," + base64.b64encode(f.read_bytes()).decode("ascii")}
+            for f in figures]
+    page = html_env.get_template("report.html.j2").render(
+        rows=rows, counts=counts, strict=strict, paper_href=_href(paper, out_dir), figures=figs)
+    files.write_text(html_path, page)
     return md_path, html_path
 
 

@@ -231,6 +231,7 @@ def task_verify() -> dict[str, Any]:
         "params": [{"name": "strict", "long": "strict", "type": bool, "default": False,
                     "help": "fail when a claim is not reproduced within its tolerance"}],
         "file_dep": _s([paths.CLAIMS, paths.SUMMARY, VARS, paths.TEMPLATES / "report.md.j2",
+                        paths.TEMPLATES / "report.html.j2", paths.BUILD / "paper.html",
                         *code("artifact.render.report"), *REPORT_FIGURES]),
         "targets": _s([REPORT, REPORT_HTML]),
         "clean": True,
