@@ -21,13 +21,15 @@ from artifact.render.tasks import (
     task_figures,
     task_manifest,
     task_manuscript,
+    task_readme,
     task_tables,
     task_verify,
 )
 
 __all__ = [
     "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
-    "task_manuscript", "task_prompts", "task_tables", "task_toolchain", "task_verify",
+    "task_manuscript", "task_prompts", "task_readme", "task_tables", "task_toolchain",
+    "task_verify",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request

@@ -250,6 +250,23 @@ def task_arxiv() -> dict[str, Any]:
     }
 
 
+def _readme() -> None:
+    from artifact.render import claimsmap
+
+    changed = claimsmap.write()
+    print("README.md: claims map " + ("rewritten" if changed else "already current"))
+
+
+def task_readme() -> dict[str, Any]:
+    """Rewrite the README's claims map from experiments/claims.toml and the committed runs."""
+    return {
+        "actions": [_readme],
+        "file_dep": _s([paths.CLAIMS, RENDER / "claimsmap.py", RENDER / "sources.py"]),
+        "uptodate": [False],  # the README itself is the target and is edited by hand too
+        "verbosity": 2,
+    }
+
+
 def task_manifest() -> dict[str, Any]:
     """Write manuscript/build/MANIFEST.sha256 of every input and output of the paper."""
     listed = [*manifest_inputs(), *manifest_outputs()]
