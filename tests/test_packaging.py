@@ -126,3 +126,33 @@ def test_an_invalid_citation_fails_validation(tmp_path: Path) -> None:
     proc = subprocess.run([_cffconvert(), "--validate", "-i", str(bad)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
+
+
+def test_toolchain_info_prints_every_pin() -> None:
+    from artifact import toolchain
+
+    out = toolchain.info()
+    for pin in (toolchain.LLAMA_CPP_VERSION, toolchain.SDIST_SHA256, toolchain.MODEL_WHEEL_VERSION,
+                toolchain.MODEL_WHEEL_SHA256, toolchain.MODEL_SHA256, *toolchain.CMAKE_FLAGS):
+        assert pin in out
+    assert f"requirements.lock: {len(_lock())} pinned with sha256" in out
+
+
+def test_toolchain_export_is_a_cache_the_image_can_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from artifact import toolchain
+
+    monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(toolchain.ToolchainError, match="nothing to export"):
+        toolchain.export(tmp_path / "out")
+    built = tmp_path / "built"
+    built.mkdir()
+    for t in toolchain.TARGETS:
+        (built / t).write_bytes(t.encode())
+    toolchain.install_built(built, log=lambda _: None)
+    toolchain.model_path().parent.mkdir(parents=True)
+    toolchain.model_path().write_bytes(b"gguf")
+    toolchain.export(tmp_path / "out")
+    monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "out"))
+    assert toolchain.llama_is_built() and toolchain.model_path().read_bytes() == b"gguf"
