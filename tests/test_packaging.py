@@ -156,3 +156,13 @@ def test_toolchain_export_is_a_cache_the_image_can_use(
     toolchain.export(tmp_path / "out")
     monkeypatch.setenv("SPECDEC_CACHE", str(tmp_path / "out"))
     assert toolchain.llama_is_built() and toolchain.model_path().read_bytes() == b"gguf"
+
+
+def test_toolchain_runs_on_the_standard_library_alone() -> None:
+    # the Dockerfile's build stage runs `python -m artifact.toolchain` before any package is
+    # installed: -S leaves site-packages out, as that stage has them
+    import sys
+
+    proc = subprocess.run([sys.executable, "-S", "-m", "artifact.toolchain", "--help"],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
