@@ -51,7 +51,7 @@ def task_toolchain() -> dict[str, Any]:
     from artifact import toolchain  # lazy like every task below: `doit` stays under a second
 
     def current(task: Any, values: Any) -> bool:
-        if task.options.get("info"):
+        if (task.options or {}).get("info"):
             return False  # --info always prints
         return toolchain.llama_is_built() and toolchain.model_path().is_file()
 

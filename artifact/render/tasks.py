@@ -21,6 +21,7 @@ from doit.tools import config_changed
 
 from artifact import files, imports, paths
 from artifact.errors import doit_action
+from artifact.log import stderr as log_stderr
 from artifact.render import catalogue
 from artifact.render.catalogue import FIGURE_DIR, TABLE_DIR, figure_files, table_files
 
@@ -105,8 +106,8 @@ def _arxiv() -> None:
 
     epoch = int(json.loads(VARS.read_text(encoding="utf-8"))["source_date_epoch"])
     members = arxiv.write_bundle(paths.BUILD, ARXIV, epoch=epoch)
-    print(f"arxiv: {ARXIV.relative_to(paths.ROOT)}: {len(members)} files "
-          f"({', '.join(members)}); compile with pdflatex paper.tex")
+    log_stderr("arxiv")(f"{ARXIV.relative_to(paths.ROOT)}: {len(members)} files "
+                        f"({', '.join(members)}); compile with pdflatex paper.tex")
 
 
 def manifest_inputs() -> list[Path]:
@@ -250,18 +251,19 @@ def task_arxiv() -> dict[str, Any]:
     }
 
 
+@doit_action
 def _readme() -> None:
     from artifact.render import claimsmap
 
     changed = claimsmap.write()
-    print("README.md: claims map " + ("rewritten" if changed else "already current"))
+    log_stderr("readme")("README.md: claims map " + ("rewritten" if changed else "already current"))
 
 
 def task_readme() -> dict[str, Any]:
     """Rewrite the README's claims map from experiments/claims.toml and the committed runs."""
     return {
         "actions": [_readme],
-        "file_dep": _s([paths.CLAIMS, RENDER / "claimsmap.py", RENDER / "sources.py"]),
+        "file_dep": _s([paths.CLAIMS, *code("artifact.render.claimsmap")]),
         "uptodate": [False],  # the README itself is the target and is edited by hand too
         "verbosity": 2,
     }
