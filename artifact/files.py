@@ -7,7 +7,7 @@
   digits; a non-finite float becomes ``null`` and its path is reported).
 - :func:`load_toml`: a TOML file, or one line naming the file and what is wrong with it.
 
-Imports nothing of ours: every layer may use it.
+Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from artifact.errors import ArtifactError
 
 SIG_DIGITS = 6  # of every float in a computed JSON file: equal inputs give equal bytes
 
@@ -96,9 +98,10 @@ def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> An
 
 
 def load_toml(
-    path: Path, error: type[Exception], *, where: str | None = None
+    path: Path, error: type[ArtifactError], *, where: str | None = None
 ) -> dict[str, Any]:
-    """Parse a TOML file; any problem raises ``error`` with one line naming the file.
+    """Parse a TOML file; any problem raises ``error`` (the caller's family of the error tree)
+    with one line naming the file.
 
     ``where`` is how the message names the file (default: the path as given).
     """

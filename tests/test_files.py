@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from artifact import files
+from artifact.errors import ArtifactError
 
 
-class Bad(Exception):
+class Bad(ArtifactError):
     pass
 
 

@@ -13,7 +13,8 @@ Each file (``summary.json`` today, each new study's file beside it) is described
 A field's meaning is written beside its type as ``Annotated[type, "meaning"]``. Types in use:
 ``int``, ``float`` (a JSON integer is accepted), ``str``, ``bool``, ``Literal[...]``, ``X | None``
 (``null``), ``list[X]``, ``dict[str, X]`` (keys are run ids, domains or names) and nested
-``TypedDict`` classes, whose keys are exactly the declared ones. Imports nothing of ours.
+``TypedDict`` classes, whose keys are exactly the declared ones. Errors are the caller's family
+of the error tree (:mod:`artifact.errors`); nothing else of ours is imported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import types
 import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from artifact.errors import ArtifactError
 
 __all__ = ["check", "describe", "schema_markdown"]
 
@@ -64,7 +67,9 @@ def describe(tp: Any) -> str:
     return str(tp.__name__)
 
 
-def _fail(error: type[Exception], source: str, where: str, expected: Any, value: Any) -> Exception:
+def _fail(
+    error: type[ArtifactError], source: str, where: str, expected: Any, value: Any
+) -> ArtifactError:
     got = "null" if value is None else type(value).__name__
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         got = f"{value!r}"[:40]
@@ -85,17 +90,17 @@ def _matches_scalar(tp: Any, value: Any) -> bool:
     return tp is Any
 
 
-def check(tp: Any, value: Any, *, source: str, error: type[Exception], where: str = "") -> None:
+def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where: str = "") -> None:
     """Raise ``error`` (one line: file, dotted field, expected type) unless ``value`` fits ``tp``.
 
     >>> from typing import TypedDict
     >>> class P(TypedDict):
     ...     n: int
     ...     mean: float | None
-    >>> check(dict[str, P], {"a": {"n": 2, "mean": None}}, source="f.json", error=ValueError)
-    >>> check(dict[str, P], {"a": {"n": "2", "mean": 1}}, source="f.json", error=ValueError)
+    >>> check(dict[str, P], {"a": {"n": 2, "mean": None}}, source="f.json", error=ArtifactError)
+    >>> check(dict[str, P], {"a": {"n": "2", "mean": 1}}, source="f.json", error=ArtifactError)
     Traceback (most recent call last):
-    ValueError: f.json: field 'a.n': expected int, got '2'
+    artifact.errors.ArtifactError: f.json: field 'a.n': expected int, got '2'
     """
     tp, _ = _strip(tp)
     origin, args = get_origin(tp), get_args(tp)

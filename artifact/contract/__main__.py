@@ -14,6 +14,7 @@ from pathlib import Path
 from artifact import files, paths
 from artifact.contract import schema_markdown
 from artifact.contract import summary as summary_contract
+from artifact.errors import ArtifactError, cli
 
 BEGIN, END = "<!-- fields: begin (python -m artifact.contract) -->", "<!-- fields: end -->"
 # Each schema document and the root of the file it describes.
@@ -28,10 +29,11 @@ def regenerated(doc: Path, root: type) -> str:
     head, sep, rest = text.partition(BEGIN)
     _, sep2, tail = rest.partition(END)
     if not sep or not sep2:
-        raise SystemExit(f"error: {doc}: no '{BEGIN}' ... '{END}' block")
+        raise ArtifactError(f"{doc}: no '{BEGIN}' ... '{END}' block to generate into")
     return f"{head}{BEGIN}\n\n{schema_markdown(root)}\n{END}{tail}"
 
 
+@cli
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m artifact.contract", description=__doc__)
     p.add_argument("--check", action="store_true", help="only report documents out of date")

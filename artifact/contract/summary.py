@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact.contract import check
+from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
 
@@ -202,7 +203,7 @@ class Summary(TypedDict):
     warnings: Annotated[list[str], "sorted, one line each, naming the run"]
 
 
-def validate(data: Any, *, source: str, error: type[Exception]) -> Summary:
+def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Summary:
     """``data`` as a :class:`Summary`, or ``error`` naming the file and the first bad field.
 
     Every run id a section names must be in ``runs``.
@@ -220,7 +221,7 @@ def validate(data: Any, *, source: str, error: type[Exception]) -> Summary:
     return summary
 
 
-def read(path: Path, *, error: type[Exception]) -> Summary:
+def read(path: Path, *, error: type[ArtifactError]) -> Summary:
     """Read and validate ``summary.json``; every problem is one line naming the file."""
     try:
         text = path.read_text(encoding="utf-8")

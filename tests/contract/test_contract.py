@@ -6,6 +6,7 @@ from typing import Annotated, Literal, TypedDict
 import pytest
 
 from artifact.contract import check, describe, schema_markdown
+from artifact.errors import ArtifactError
 
 
 class Inner(TypedDict):
@@ -36,13 +37,13 @@ def test_describe() -> None:
     ([], "field '(top level)': expected Outer"),
 ])
 def test_check_names_the_field(value: object, message: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)):
-        check(Outer, value, source="f.json", error=ValueError)
+    with pytest.raises(ArtifactError, match=re.escape(message)):
+        check(Outer, value, source="f.json", error=ArtifactError)
 
 
 def test_ints_are_numbers_and_null_fits_optional() -> None:
     check(Outer, {"rows": {"a": [{"status": "bad", "x": 3}, {"status": "ok", "x": None}]},
-                  "n": 0}, source="f", error=ValueError)
+                  "n": 0}, source="f", error=ArtifactError)
 
 
 def test_schema_markdown_lists_every_reachable_record() -> None:

@@ -13,6 +13,7 @@ from artifact import paths
 from artifact.analysis import write_summary
 from artifact.contract import __main__ as contract_cli
 from artifact.contract import summary as contract
+from artifact.errors import ArtifactError
 from artifact.render import catalogue, figures, model, tables
 from artifact.render import vars as rvars
 from tests.render.fixture import build_summary
@@ -39,7 +40,7 @@ def test_real_analysis_output_is_read_by_the_renderers_loader(
 
 def test_the_fixture_is_the_contract() -> None:
     raw = build_summary()
-    assert contract.validate(raw, source="fixture", error=ValueError) is raw
+    assert contract.validate(raw, source="fixture", error=ArtifactError) is raw
 
 
 def _off(raw: Any, path: str, value: Any) -> Any:

@@ -24,6 +24,7 @@ from artifact.contract.summary import (
     Stats,
     Summary,
 )
+from artifact.errors import ArtifactError
 
 DOMAINS = ("code", "chat", "math")
 TARGET = "SmolLM2-135M-Instruct"
@@ -239,7 +240,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
                        "confidence": 0.95, "spurious_tok_per_s": 100000.0},
         "warnings": ["final-ngram-cache: 1 record excluded (one generated token)"],
     }
-    return contract.validate(summary, source="fixture", error=AssertionError)
+    return contract.validate(summary, source="fixture", error=ArtifactError)
 
 
 def write_summary(path: Path, **kwargs: Any) -> Path:
