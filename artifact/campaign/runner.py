@@ -23,7 +23,12 @@ import httpx
 
 from artifact import paths, records, toolchain
 from artifact.campaign.client import Completed, Failed, complete, request_body
-from artifact.campaign.fingerprint import counter_delta, environment, parse_metrics
+from artifact.campaign.fingerprint import (
+    counter_delta,
+    environment,
+    local_executor,
+    parse_metrics,
+)
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
 from artifact.campaign.prompts import Prompt, ensure_prompt_set
@@ -111,6 +116,15 @@ def _same_protocol(config: dict[str, Any], spec: RunSpec) -> bool:
             and config.get("server_argv") == argv_template(spec))
 
 
+def supersede_if_changed(run: Path, spec: RunSpec, runs_root: Path, say: Log) -> bool:
+    """Move a run measured for another spec aside (as :func:`run` does); True if moved."""
+    config = recorded_config(run)
+    if config is None or _same_protocol(config, spec):
+        return False
+    _supersede(run, say)
+    return True
+
+
 def _supersede(run: Path, say: Log) -> None:
     dest = paths.RUNS / "_superseded" / (
         f"{run.name}-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}")
@@ -123,8 +137,12 @@ _say: Log = log_stderr("campaign")
 
 
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
-        show_progress: bool = True, say: Log = _say) -> records.RunMetrics:
-    """Measure one run (or finish an interrupted one); return its metrics."""
+        show_progress: bool = True, say: Log = _say,
+        executor: dict[str, Any] | None = None) -> records.RunMetrics:
+    """Measure one run (or finish an interrupted one); return its metrics.
+
+    ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
+    """
     run_path = runs_root / spec.run_id
     files = server_files(campaign, spec)
     prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
@@ -144,6 +162,8 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
             "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(prompts)},
             "environment": environment(files.binary, models),
             "server_argv": argv_template(spec),
+            "executor": executor if executor is not None else local_executor(),
+            "pool_mixed_hardware": campaign.pool_mixed_hardware,
         })
     try:
         previous = records.read_json(run_path / records.METRICS)

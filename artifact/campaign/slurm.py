@@ -1,0 +1,338 @@
+"""The Slurm executor: one run = one job, submitted with submitit, watched through squeue.
+
+``submit`` sends a run that is not current as one job (:class:`~artifact.campaign.slurm_job.
+MeasureJob`) unless the run's ledger (``<run>/slurm.jsonl``, :mod:`artifact.campaign.ledger`)
+names a job that Slurm still holds (pending, running, requeued, completing): a second
+``doit campaign`` while jobs are queued submits nothing. ``watch`` shows a progress view over
+the jobs (pending / running / done / failed, each run's own progress read from its run
+directory) until none is left in the queue, then the same per-run summary as a local campaign.
+A job that ended without completing its run is said in one line, with why and its Slurm log.
+
+Why submitit: it writes the sbatch script from typed settings, pickles the job, and on a
+time-out or preemption signal checkpoints and requeues it (``scontrol requeue``); the runner's
+append-and-resume makes the requeued job continue where the first stopped. Job states are read
+with ``squeue`` (which every Slurm answers, with or without accounting); ``sacct`` is asked
+only for the final state of a job that ``squeue`` has already forgotten.
+
+Layout under the runs directory (``_``-prefixed: the analysis skips it)::
+
+    <runs>/<run>/slurm.jsonl              the run's job ledger (kept with the run)
+    <runs>/_slurm/logs/<run>/<job>_0_log.out   the job's Slurm log (stdout and stderr)
+    <runs>/_slurm/locks/<run>.lock        held by the job measuring the run
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import submitit
+
+from artifact import paths, records
+from artifact.campaign import ledger
+from artifact.campaign.runner import recorded_config, run_is_current, supersede_if_changed
+from artifact.campaign.slurm_job import MeasureJob
+from artifact.executor_spec import SlurmSettings, sbatch_options
+from artifact.spec import Campaign, RunSpec
+
+Say = Callable[[str], None]
+
+# States in which Slurm still holds a job (it may yet run, or is running, or is cleaning up):
+# a run with such a job is never submitted again.
+ALIVE = frozenset({
+    "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
+    "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
+})
+RUNNING = frozenset({"CONFIGURING", "RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT"})
+
+
+class SlurmError(RuntimeError):
+    """Slurm cannot be reached or refused a submission; one line saying which."""
+
+
+@dataclass(frozen=True)
+class JobState:
+    job_id: str
+    state: str  # squeue's %T, e.g. PENDING, RUNNING, CANCELLED
+    node: str  # %N, empty while pending
+    reason: str  # %r, e.g. Resources, Priority, None
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    run_id: str
+    state: str  # "done" | "pending" | "running" | "failed" | "to submit"
+    job_id: str | None
+    node: str | None
+    n_done: int
+    n_expected: int | None
+    why: str | None = None  # pending reason, or why the job failed
+    log: str | None = None
+
+    def line(self) -> str:
+        prog = f"{self.n_done}/{self.n_expected if self.n_expected is not None else '?'}"
+        job = f"job {self.job_id}" if self.job_id else "no job"
+        where = f" on {self.node}" if self.node else ""
+        why = f" ({self.why})" if self.why and self.state == "pending" else ""
+        return f"{self.run_id:28s} {self.state:9s} {prog:>7s}  {job}{where}{why}"
+
+    def failure(self) -> str:
+        """One line: the run, the job, why it failed and where its Slurm log is."""
+        return (f"{self.run_id}: job {self.job_id} failed{' on ' + self.node if self.node else ''}"
+                f" after {self.n_done}/{self.n_expected or '?'} requests: {self.why}; "
+                f"log: {self.log}")
+
+
+def _run_cmd(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    if shutil.which(cmd[0]) is None:
+        raise SlurmError(f"{cmd[0]} not found: the Slurm executor needs the Slurm client "
+                         "commands (run on a login node, or install slurm-client)")
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=60)
+    except subprocess.TimeoutExpired as err:
+        raise SlurmError(f"{' '.join(cmd[:2])} did not answer in 60 s") from err
+
+
+def squeue(job_ids: Sequence[str]) -> dict[str, JobState]:
+    """The states Slurm still holds for these jobs (finished ones for MinJobAge seconds)."""
+    ids = sorted({j for j in job_ids if j})
+    if not ids:
+        return {}
+    proc = _run_cmd(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i|%T|%N|%r"])
+    if proc.returncode != 0:
+        if "Invalid job id" in proc.stderr:
+            return {}  # every one of them is gone from the controller's memory
+        raise SlurmError(f"squeue failed: {(proc.stderr or proc.stdout).strip()}")
+    out: dict[str, JobState] = {}
+    for line in proc.stdout.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 4:
+            out[parts[0]] = JobState(parts[0], parts[1], parts[2], parts[3])
+    return out
+
+
+def sacct_state(job_id: str) -> str | None:
+    """The final state of a job ``squeue`` no longer knows (accounting, or the jobcomp file)."""
+    for extra in ([], ["-c"]):
+        try:
+            proc = _run_cmd(["sacct", *extra, "-n", "-P", "-X", "-o", "JobID,State",
+                             "-j", job_id])
+        except SlurmError:
+            return None
+        for line in proc.stdout.splitlines():
+            jid, _, state = line.partition("|")
+            if jid.strip() == job_id and state.strip():
+                return state.strip().split()[0]
+    return None
+
+
+def _minutes(t: str) -> int:
+    """sbatch --time to whole minutes.
+
+    >>> [_minutes(t) for t in ("90", "1:30:00", "2-00", "1-2:03", "10:30")]
+    [90, 90, 2880, 1563, 11]
+    """
+    days, _, rest = t.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:
+        h, m, s = [*parts, 0, 0][:3]
+        return int(days) * 1440 + h * 60 + m + math.ceil(s / 60)
+    if len(parts) == 3:
+        return parts[0] * 60 + parts[1] + math.ceil(parts[2] / 60)
+    if len(parts) == 2:
+        return parts[0] + math.ceil(parts[1] / 60)
+    return parts[0]
+
+
+class _Submitter(submitit.SlurmExecutor):
+    """submitit's executor, minus its default five-minute ``--time`` when none was asked for."""
+
+    keep_time = True
+
+    def _make_submission_file_text(self, command: str, uid: str) -> str:
+        text = super()._make_submission_file_text(command, uid)
+        if self.keep_time:
+            return text
+        return "\n".join(ln for ln in text.splitlines() if not ln.startswith("#SBATCH --time=")
+                         ) + "\n"
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(paths.ROOT))
+    except ValueError:
+        return str(p)
+
+
+def _progress(run: Path, spec: RunSpec) -> tuple[int, int | None]:
+    config = recorded_config(run)
+    n = None
+    if config is not None:
+        ps = config.get("prompt_set", {})
+        if isinstance(ps, dict) and isinstance(ps.get("n"), int):
+            n = ps["n"] * spec.repeats
+    keys = {(r.get("prompt_id"), r.get("repeat"))
+            for r in records.iter_jsonl(run / records.RESULTS) if r is not None}
+    return len(keys), n
+
+
+class SlurmCampaign:
+    """Submit and watch the runs of one campaign as Slurm jobs."""
+
+    def __init__(self, campaign: Campaign, runs_root: Path,
+                 settings: SlurmSettings | None = None) -> None:
+        self.campaign = campaign
+        self.runs_root = runs_root
+        self.settings = settings or campaign.executor.slurm
+        base = Path(self.settings.log_dir) if self.settings.log_dir else runs_root / "_slurm"
+        self.log_root = base / "logs" if not self.settings.log_dir else base
+        self.lock_dir = runs_root / "_slurm" / "locks"
+
+    # -- submission ---------------------------------------------------------------------------
+    def _executor(self, run_id: str) -> _Submitter:
+        s = self.settings
+        try:
+            ex = _Submitter(folder=self.log_root / run_id)
+        except RuntimeError as err:
+            raise SlurmError(f"{err} (the Slurm executor needs sbatch and srun)") from err
+        opts = sbatch_options(s)
+        native: dict[str, Any] = {}
+        for key in ("cpus-per-task", "gpus-per-node", "time"):
+            if key in opts:
+                v = str(opts.pop(key))
+                native[key.replace("-", "_")] = _minutes(v) if key == "time" else int(v)
+        ex.keep_time = "time" in native
+        setup = [f"export SPECDEC_CACHE={s.cache_dir}"] if s.cache_dir else []
+        setup += list(s.setup)
+        opts["chdir"] = str(paths.ROOT)  # the nodes import this checkout of the package
+        ex.update_parameters(job_name=f"{s.job_name}-{run_id}", stderr_to_stdout=True,
+                             signal_delay_s=s.signal_delay_s, setup=setup,
+                             additional_parameters=opts, **native)
+        return ex
+
+    def live_job(self, spec: RunSpec) -> JobState | None:
+        """The job Slurm still holds for this run, if any (from the run's ledger)."""
+        views = ledger.jobs(ledger.read(self.runs_root / spec.run_id))
+        if not views:
+            return None
+        last = views[-1].job_id
+        st = squeue([last]).get(last)
+        return st if st is not None and st.state in ALIVE else None
+
+    def submit(self, spec: RunSpec, say: Say) -> str | None:
+        """Submit one run unless it is current or Slurm still holds a job for it."""
+        if run_is_current(spec, self.runs_root):
+            return None
+        live = self.live_job(spec)
+        if live is not None:
+            say(f"{spec.run_id}: job {live.job_id} is {live.state.lower()}; not submitted again")
+            return None
+        run_dir = self.runs_root / spec.run_id
+        supersede_if_changed(run_dir, spec, self.runs_root, say)
+        job = MeasureJob(str(self.campaign.file.resolve()), spec.run_id,
+                         str(self.runs_root.resolve()), str(self.lock_dir.resolve()))
+        ex = self._executor(spec.run_id)
+        t0 = time.time()
+        try:
+            sj = ex.submit(job)
+        except (subprocess.CalledProcessError, submitit.core.utils.FailedJobError) as err:
+            detail = getattr(err, "stderr", None) or getattr(err, "output", None) or err
+            if isinstance(detail, bytes):
+                detail = detail.decode(errors="replace")
+            raise SlurmError(f"{spec.run_id}: sbatch refused the job: "
+                             f"{str(detail).strip().splitlines()[-1:]}") from err
+        sbatch_s = time.time() - t0
+        log = _rel(Path(str(sj.paths.stdout)))
+        ledger.append(run_dir, ledger.submitted(sj.job_id, t0, sbatch_s, log))
+        say(f"{spec.run_id}: submitted as job {sj.job_id} (log: {log})")
+        return str(sj.job_id)
+
+    # -- watching -----------------------------------------------------------------------------
+    def statuses(self, specs: Sequence[RunSpec]) -> list[RunStatus]:
+        views = {s.run_id: ledger.jobs(ledger.read(self.runs_root / s.run_id)) for s in specs}
+        last = {rid: v[-1] for rid, v in views.items() if v}
+        states = squeue([j.job_id for j in last.values()])
+        out = []
+        for spec in specs:
+            run = self.runs_root / spec.run_id
+            n_done, n_exp = _progress(run, spec)
+            job = last.get(spec.run_id)
+            if run_is_current(spec, self.runs_root):
+                out.append(RunStatus(spec.run_id, "done", job.job_id if job else None,
+                                     job.nodes[-1] if job and job.nodes else None, n_done,
+                                     n_exp, log=job.log if job else None))
+                continue
+            if job is None:
+                out.append(RunStatus(spec.run_id, "to submit", None, None, n_done, n_exp))
+                continue
+            st = states.get(job.job_id)
+            node = (st.node if st and st.node else None) or (job.nodes[-1] if job.nodes else None)
+            if st is not None and st.state in ALIVE:
+                state = "running" if st.state in RUNNING else "pending"
+                out.append(RunStatus(spec.run_id, state, job.job_id, node if state ==
+                                     "running" else None, n_done, n_exp,
+                                     why=st.reason if state == "pending" else None,
+                                     log=job.log))
+                continue
+            final = st.state if st is not None else sacct_state(job.job_id)
+            why = job.failed or (f"Slurm state {final}" if final else
+                                 "the job ended without completing the run")
+            if job.failed and final and final != "FAILED":
+                why = f"{why} (Slurm state {final})"
+            out.append(RunStatus(spec.run_id, "failed", job.job_id, node, n_done, n_exp,
+                                 why=why, log=job.log))
+        return out
+
+    def watch(self, specs: Sequence[RunSpec], say: Say, *, wait: bool = True,
+              poll_s: float | None = None) -> list[RunStatus]:
+        """Show progress over the jobs until Slurm holds none of them (or once, not waiting)."""
+        poll = self.settings.poll_s if poll_s is None else poll_s
+        shown: dict[str, tuple[str, int]] = {}
+        while True:
+            sts = self.statuses(specs)
+            for st in sts:
+                key = (st.state, _decile(st))
+                if shown.get(st.run_id) != key:
+                    shown[st.run_id] = key
+                    say(st.line())
+            alive = [s for s in sts if s.state in ("pending", "running")]
+            if not wait or not alive:
+                counts = {k: sum(s.state == k for s in sts)
+                          for k in ("pending", "running", "done", "failed", "to submit")}
+                say("jobs: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+                return sts
+            time.sleep(poll)
+
+
+def _decile(st: RunStatus) -> int:
+    return 10 * st.n_done // st.n_expected if st.n_expected else st.n_done
+
+
+def summary_lines(sts: Sequence[RunStatus], runs_root: Path) -> list[str]:
+    """The per-run summary a local campaign prints, and one line per failed job."""
+    lines = []
+    for st in sts:
+        if st.state == "failed":
+            lines.append(f"FAILED {st.failure()}")
+            continue
+        try:
+            m = records.read_json(runs_root / st.run_id / records.METRICS)
+        except (ValueError, FileNotFoundError):
+            lines.append(f"{st.run_id}: {st.state} ({st.n_done}/{st.n_expected or '?'} "
+                         "requests so far)")
+            continue
+        lines.append(f"{st.run_id}: {m.get('n_results')}/{m.get('n_expected')} requests, "
+                     f"{m.get('n_errors')} errors, {float(m.get('measure_s', 0.0)):.1f} s "
+                     f"measured, complete={m.get('complete')}")
+    return lines
+
+
+def say_stderr(msg: str) -> None:
+    print(f"[slurm] {msg}", file=sys.stderr, flush=True)
