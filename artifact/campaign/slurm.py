@@ -80,7 +80,8 @@ class RunStatus:
         prog = f"{self.n_done}/{self.n_expected if self.n_expected is not None else '?'}"
         job = f"job {self.job_id}" if self.job_id else "no job"
         where = f" on {self.node}" if self.node else ""
-        why = f" ({self.why})" if self.why and self.state == "pending" else ""
+        why = (f" ({self.why})" if self.why and self.why != "None" and self.state == "pending"
+               else "")
         return f"{self.run_id:28s} {self.state:9s} {prog:>7s}  {job}{where}{why}"
 
     def failure(self) -> str:
