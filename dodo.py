@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from doit import task_params
+
 from artifact import paths
 from artifact.analysis.task import task_analysis
 from artifact.errors import doit_action
@@ -90,12 +92,16 @@ def task_prompts() -> Iterator[dict[str, Any]]:
                "targets": [dest], "clean": True}
 
 
-def _campaign_tasks(file: Path, runs_root: Path) -> Iterator[dict[str, Any]]:
+def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
+                    wait: bool = True) -> Iterator[dict[str, Any]]:
     from artifact import records
     from artifact.campaign import runner  # httpx, asyncio
     from artifact.spec import load_campaign
 
-    camp = load_campaign(file)
+    camp = load_campaign(file, executor_kind=executor)
+    if camp.executor.kind == "slurm":
+        yield from _slurm_tasks(file, runs_root, executor, wait)
+        return
     for spec in camp.runs:
         run = runs_root / spec.run_id
 
@@ -114,10 +120,66 @@ def _campaign_tasks(file: Path, runs_root: Path) -> Iterator[dict[str, Any]]:
         }
 
 
-def task_campaign() -> Iterator[dict[str, Any]]:
-    """Measure the CPU study (experiments/campaigns/cpu-study.toml): only runs not yet current."""
-    if STUDY.exists():
-        yield from _campaign_tasks(STUDY, paths.RUNS)
+def _slurm_tasks(file: Path, runs_root: Path, executor: str | None,
+                 wait: bool) -> Iterator[dict[str, Any]]:
+    """One job per run (`campaign:<run>` submits it), then `campaign` watches them all."""
+    from artifact.campaign import runner, slurm
+    from artifact.spec import load_campaign
+
+    camp = load_campaign(file, executor_kind=executor)
+    if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
+        runs_root = Path(camp.executor.slurm.runs_dir)
+
+    def watch() -> bool:
+        fresh = load_campaign(file, executor_kind=executor)
+        sc = slurm.SlurmCampaign(fresh, runs_root)
+        sts = sc.watch(fresh.runs, slurm.say_stderr, wait=wait)
+        if not wait:
+            print("jobs submitted; `doit campaign` again shows their progress and collects them")
+            return True
+        for line in slurm.summary_lines(sts, runs_root):
+            print(line)
+        return not any(st.state == "failed" for st in sts)
+
+    for spec in camp.runs:
+
+        def submit(spec_id: str = spec.run_id) -> None:
+            fresh = load_campaign(file, executor_kind=executor)
+            slurm.SlurmCampaign(fresh, runs_root).submit(fresh.run(spec_id), slurm.say_stderr)
+
+        yield {
+            "name": spec.run_id,
+            "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else "")
+                   + " (Slurm job)",
+            "actions": [submit],
+            "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
+        }
+    # After every submission: the progress view over the jobs, and the summary.
+    yield {"name": "_jobs", "doc": "progress of the campaign's Slurm jobs; waits for them",
+           "actions": [watch], "task_dep": [f"campaign:{s.run_id}" for s in camp.runs],
+           "uptodate": [False], "verbosity": 2}
+
+
+@task_params([
+    {"name": "file", "long": "file", "type": str, "default": "",
+     "help": "campaign file (default: experiments/campaigns/cpu-study.toml)"},
+    {"name": "runs_dir", "long": "runs-dir", "type": str, "default": "",
+     "help": "where run directories go (default: experiments/runs, or the Slurm runs_dir)"},
+    {"name": "executor", "long": "executor", "type": str, "default": "",
+     "help": "local or slurm (default: [executor] of the campaign or experiments/site.toml)"},
+    {"name": "no_wait", "long": "no-wait", "type": bool, "default": False,
+     "help": "Slurm: submit the jobs and return; a later `doit campaign` collects them"},
+])
+def task_campaign(file: str = "", runs_dir: str = "", executor: str = "",
+                  no_wait: bool = False) -> Iterator[dict[str, Any]]:
+    """Measure the CPU study (experiments/campaigns/cpu-study.toml): only runs not yet current.
+
+    With the Slurm executor each run is one job; `doit campaign` submits, shows the jobs'
+    progress and waits (`--no-wait`: submit and return; a later call collects)."""
+    study = Path(file) if file else STUDY
+    if study.exists():
+        yield from _campaign_tasks(study, Path(runs_dir) if runs_dir else paths.RUNS,
+                                   executor or None, not no_wait)
 
 
 def task_kick() -> dict[str, Any]:

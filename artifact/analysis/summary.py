@@ -20,6 +20,7 @@ from artifact.analysis import final as _final
 from artifact.analysis import positions as _positions
 from artifact.analysis.logs import Pairing, pair
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
+from artifact.analysis.pooling import check_same_hardware
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_runs
 from artifact.contract import summary as contract
 from artifact.contract.summary import Environment, LogPairing, Parameters, RunEntry
@@ -234,6 +235,7 @@ def build_summary(
     """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
     checked against the contract before anything is written."""
     runs, warnings = load_runs(runs_root)
+    check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     nan_paths: list[str] = []
     plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
