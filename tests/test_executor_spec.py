@@ -113,14 +113,14 @@ def test_a_site_file_holds_only_the_executor(tmp_path: Path) -> None:
 
 def test_a_named_site_file_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPECDEC_SITE", str(tmp_path / "nope.toml"))
-    with pytest.raises(SpecError, match="nope.toml: file not found"):
+    with pytest.raises(SpecError, match=r"nope\.toml: file not found"):
         load_campaign(write(tmp_path, ""))
 
 
 def test_pool_mixed_hardware_is_a_boolean(tmp_path: Path) -> None:
     f = tmp_path / "c.toml"
     f.write_text(CAMPAIGN.replace('name = "c"', 'name = "c"\npool_mixed_hardware = 1'))
-    with pytest.raises(SpecError, match="campaign.pool_mixed_hardware: expected true or false"):
+    with pytest.raises(SpecError, match=r"campaign\.pool_mixed_hardware: expected true or false"):
         load_campaign(f)
 
 
