@@ -100,7 +100,7 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
 
     camp = load_campaign(file, executor_kind=executor)
     if camp.executor.kind == "slurm":
-        yield from _slurm_tasks(file, runs_root, executor, wait)
+        yield from _slurm_tasks(camp, runs_root, executor, wait)
         return
     for spec in camp.runs:
         run = runs_root / spec.run_id
@@ -120,13 +120,13 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
         }
 
 
-def _slurm_tasks(file: Path, runs_root: Path, executor: str | None,
+def _slurm_tasks(camp: Any, runs_root: Path, executor: str | None,
                  wait: bool) -> Iterator[dict[str, Any]]:
-    """One job per run (`campaign:<run>` submits it), then `campaign` watches them all."""
+    """One job per run (`campaign:<run>` submits it), then `campaign:_jobs` watches them all."""
     from artifact.campaign import runner, slurm
     from artifact.spec import load_campaign
 
-    camp = load_campaign(file, executor_kind=executor)
+    file = camp.file
     if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
         runs_root = Path(camp.executor.slurm.runs_dir)
 

@@ -11,6 +11,7 @@ import pytest
 import artifact.analysis as analysis
 from artifact.analysis import build_summary, dumps, write_summary
 from artifact.analysis.__main__ import main
+from artifact.analysis.pooling import MixedHardwareError
 from tests.corpus import accept_line, planted_breakeven, pos_line, record, spec, write_run
 
 MEASURE = "[specdec-runner] measure begin (server start 1)"
@@ -308,6 +309,11 @@ def test_environment_merges_model_hashes(small):
     cfg["environment"]["model_sha256"] = {"smollm2-135m-q4_1": "00" * 32}
     cfg["environment"]["cpu_model"] = "Other CPU"
     cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(MixedHardwareError, match="cpu_model: 'Synthetic CPU' vs 'Other CPU'"):
+        build_summary(small)  # runs on different hardware are not pooled ...
+    for path in small.glob("*/config.json"):  # ... unless their campaign says so
+        c = json.loads(path.read_text())
+        path.write_text(json.dumps({**c, "pool_mixed_hardware": True}))
     ws = [w for w in build_summary(small)["warnings"] if w.startswith("environment")]
     assert ws == [
         "environment: cpu_model differs between runs final-base and final-mod",
