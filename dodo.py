@@ -9,9 +9,9 @@ that the TOML gives now), so `doit` never reruns a campaign to rebuild the paper
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from doit import task_params
 
@@ -27,6 +27,9 @@ from artifact.render.tasks import (
     task_tables,
     task_verify,
 )
+
+if TYPE_CHECKING:
+    from artifact.spec import Campaign
 
 __all__ = [
     "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
@@ -120,7 +123,16 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
         }
 
 
-def _slurm_tasks(camp: Any, runs_root: Path, executor: str | None,
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _task_params(defs: list[dict[str, Any]]) -> Callable[[_F], _F]:
+    """doit's ``@task_params`` (options of ``doit campaign ...``), typed for mypy."""
+    deco: Callable[[_F], _F] = task_params(defs)
+    return deco
+
+
+def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
                  wait: bool) -> Iterator[dict[str, Any]]:
     """One job per run (`campaign:<run>` submits it), then `campaign:_jobs` watches them all."""
     from artifact.campaign import runner, slurm
@@ -160,7 +172,7 @@ def _slurm_tasks(camp: Any, runs_root: Path, executor: str | None,
            "uptodate": [False], "verbosity": 2}
 
 
-@task_params([
+@_task_params([
     {"name": "file", "long": "file", "type": str, "default": "",
      "help": "campaign file (default: experiments/campaigns/cpu-study.toml)"},
     {"name": "runs_dir", "long": "runs-dir", "type": str, "default": "",
