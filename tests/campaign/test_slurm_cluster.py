@@ -320,20 +320,23 @@ def test_a_node_lost_mid_run_requeues_its_job_which_resumes(
 
 
 @pytest.mark.server
-def test_a_timed_out_job_requeues_itself_and_resumes(
+def test_a_signalled_job_checkpoints_requeues_itself_and_resumes(
         cluster: dict[str, str], real_toolchain: tuple[str, str], tmp_path: Path) -> None:
-    toml = fault_campaign(tmp_path, repeats=4)
-    # One minute allowed, the warning signal 45 s before it: the job is told to stop after
-    # about 15 s, checkpoints, requeues itself and goes on where it stopped (submitit requeues
-    # a timed-out job up to 3 times).
-    toml.write_text(toml.read_text().replace(
-        'kind = "slurm"', 'kind = "slurm"\n[executor.slurm]\ntime = 1\nsignal_delay_s = 45'))
+    # Before a time limit (--signal=USR2@<signal_delay_s>) and on preemption Slurm sends the job
+    # USR2: the job checkpoints, requeues itself (scontrol requeue) and, started again, resumes.
+    toml = fault_campaign(tmp_path)
     runs = tmp_path / "runs"
     run = runs / "fault"
-    done = campaign_cli(toml, runs, timeout=900)
+    assert campaign_cli(toml, runs, "--no-wait").returncode == 0
+    wait_for(lambda: n_results(run) >= 1, "a first record")
+    job = last_job(run).job_id
+    subprocess.run(["scancel", "--signal=USR2", job], check=True, env=cluster)
+    wait_for(lambda: "checkpoint" in [r["event"] for r in ledger.read(run)], "a checkpoint")
+    partial = one_record_per_request(run)
+    done = campaign_cli(toml, runs)
     assert done.returncode == 0, done.stdout + done.stderr
     keys = one_record_per_request(run)
-    assert len(keys) == 12
+    assert len(keys) == 9 and set(partial) <= set(keys)
     events = [r["event"] for r in ledger.read(run)]
-    assert "checkpoint" in events and events.count("started") >= 2, events
-    assert len(ledger.jobs(ledger.read(run))) == 1
+    assert events.count("started") == 2 and events[-1] == "finished", events
+    assert len(ledger.jobs(ledger.read(run))) == 1  # the same job, requeued by itself
