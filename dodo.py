@@ -136,16 +136,20 @@ def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
                  wait: bool) -> Iterator[dict[str, Any]]:
     """One job per run (`campaign:<run>` submits it), then `campaign:_jobs` watches them all."""
     from artifact.campaign import runner, slurm
-    from artifact.spec import load_campaign
+    from artifact.spec import SpecError, load_campaign
 
     file = camp.file
     if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
         runs_root = Path(camp.executor.slurm.runs_dir)
 
     def watch() -> bool:
-        fresh = load_campaign(file, executor_kind=executor)
-        sc = slurm.SlurmCampaign(fresh, runs_root)
-        sts = sc.watch(fresh.runs, slurm.say_stderr, wait=wait)
+        try:
+            fresh = load_campaign(file, executor_kind=executor)
+            sc = slurm.SlurmCampaign(fresh, runs_root)
+            sts = sc.watch(fresh.runs, slurm.say_stderr, wait=wait)
+        except (SpecError, slurm.SlurmError) as err:
+            print(f"error: {err}")
+            return False
         if not wait:
             print("jobs submitted; `doit campaign` again shows their progress and collects them")
             return True
@@ -155,9 +159,15 @@ def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
 
     for spec in camp.runs:
 
-        def submit(spec_id: str = spec.run_id) -> None:
-            fresh = load_campaign(file, executor_kind=executor)
-            slurm.SlurmCampaign(fresh, runs_root).submit(fresh.run(spec_id), slurm.say_stderr)
+        def submit(spec_id: str = spec.run_id) -> bool:
+            try:
+                fresh = load_campaign(file, executor_kind=executor)
+                slurm.SlurmCampaign(fresh, runs_root).submit(fresh.run(spec_id),
+                                                             slurm.say_stderr)
+            except (SpecError, slurm.SlurmError) as err:
+                print(f"error: {err}")  # one line; Slurm's own words included
+                return False
+            return True
 
         yield {
             "name": spec.run_id,

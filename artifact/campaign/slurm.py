@@ -110,7 +110,8 @@ def squeue(job_ids: Sequence[str]) -> dict[str, JobState]:
     if proc.returncode != 0:
         if "Invalid job id" in proc.stderr:
             return {}  # every one of them is gone from the controller's memory
-        raise SlurmError(f"squeue failed: {(proc.stderr or proc.stdout).strip()}")
+        said = (proc.stderr or proc.stdout).strip().splitlines() or ["(no output)"]
+        raise SlurmError(f"squeue failed (exit {proc.returncode}): {said[-1]}")
     out: dict[str, JobState] = {}
     for line in proc.stdout.splitlines():
         parts = line.strip().split("|")
@@ -195,6 +196,7 @@ class SlurmCampaign:
         base = Path(self.settings.log_dir) if self.settings.log_dir else runs_root / "_slurm"
         self.log_root = base / "logs" if not self.settings.log_dir else base
         self.lock_dir = runs_root / "_slurm" / "locks"
+        self._controller_up = False
 
     # -- submission ---------------------------------------------------------------------------
     def _executor(self, run_id: str) -> _Submitter:
@@ -218,6 +220,17 @@ class SlurmCampaign:
                              additional_parameters=opts, **native)
         return ex
 
+    def _ping(self) -> None:
+        """The controller answers (else one line, before sbatch says it in four)."""
+        if self._controller_up:
+            return
+        proc = _run_cmd(["scontrol", "ping"])
+        if proc.returncode != 0 or "UP" not in proc.stdout:
+            said = (proc.stderr or proc.stdout).strip().splitlines() or ["(no output)"]
+            raise SlurmError(f"the Slurm controller does not answer (scontrol ping: {said[-1]});"
+                             " is SLURM_CONF right?")
+        self._controller_up = True
+
     def live_job(self, spec: RunSpec) -> JobState | None:
         """The job Slurm still holds for this run, if any (from the run's ledger)."""
         views = ledger.jobs(ledger.read(self.runs_root / spec.run_id))
@@ -235,6 +248,7 @@ class SlurmCampaign:
         if live is not None:
             say(f"{spec.run_id}: job {live.job_id} is {live.state.lower()}; not submitted again")
             return None
+        self._ping()
         run_dir = self.runs_root / spec.run_id
         supersede_if_changed(run_dir, spec, self.runs_root, say)
         job = MeasureJob(str(self.campaign.file.resolve()), spec.run_id,
@@ -247,8 +261,8 @@ class SlurmCampaign:
             detail = getattr(err, "stderr", None) or getattr(err, "output", None) or err
             if isinstance(detail, bytes):
                 detail = detail.decode(errors="replace")
-            raise SlurmError(f"{spec.run_id}: sbatch refused the job: "
-                             f"{str(detail).strip().splitlines()[-1:]}") from err
+            said = str(detail).strip().splitlines() or ["(no output)"]
+            raise SlurmError(f"{spec.run_id}: sbatch refused the job: {said[-1]}") from err
         sbatch_s = time.time() - t0
         log = _rel(Path(str(sj.paths.stdout)))
         ledger.append(run_dir, ledger.submitted(sj.job_id, t0, sbatch_s, log))

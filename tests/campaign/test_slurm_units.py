@@ -10,7 +10,7 @@ import pytest
 
 from artifact import records
 from artifact.campaign import ledger, slurm_job
-from artifact.campaign.slurm import RunStatus
+from artifact.campaign.slurm import RunStatus, SlurmCampaign, SlurmError
 from artifact.spec import load_campaign
 
 CAMPAIGN = """
@@ -147,3 +147,12 @@ def test_the_run_lock_lets_one_holder_at_a_time(tmp_path: Path) -> None:
     with slurm_job.run_lock(tmp_path, "r", said.append):
         pass
     assert said == []
+
+
+def test_without_slurm_a_submission_is_one_line(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    camp = load_campaign(campaign(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(SlurmError, match=r"^scontrol not found: the Slurm executor needs"):
+        SlurmCampaign(camp, tmp_path / "runs").submit(camp.runs[0], print)
+    assert not (tmp_path / "runs").exists()  # nothing recorded, nothing to collect later
