@@ -86,6 +86,16 @@ def cluster() -> Iterator[dict[str, str]]:
             _cluster("stop")
 
 
+@pytest.fixture(autouse=True)
+def cancel_leftover_jobs(tmp_path: Path) -> Iterator[None]:
+    """A test that fails mid-way leaves no job of its own queued or running."""
+    yield
+    jobs = {str(r.get("job_id")) for f in tmp_path.rglob(ledger.LEDGER) for r in ledger.read(
+        f.parent)}
+    if jobs and shutil.which("scancel"):
+        subprocess.run(["scancel", *sorted(jobs)], capture_output=True, check=False)
+
+
 def campaign_cli(toml: Path, runs: Path, *extra: str,
                  timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "artifact.campaign", str(toml), "--executor",
@@ -206,7 +216,7 @@ def test_kick_campaign_through_slurm_on_two_nodes_then_the_paper_builds(
     doit = [sys.executable, "-m", "doit", "--db-file", str(tmp_path / "doit.db")]
     camp = subprocess.run([*doit, "campaign", "--file", "experiments/campaigns/kick.toml",
                            "--executor", "slurm"], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=900, check=False)
+                          text=True, timeout=1800, check=False)
     assert camp.returncode == 0, camp.stdout + camp.stderr
     kick = load_campaign(paths.CAMPAIGNS / "kick.toml")
     nodes = set()
