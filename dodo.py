@@ -135,21 +135,17 @@ def _task_params(defs: list[dict[str, Any]]) -> Callable[[_F], _F]:
 def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
                  wait: bool) -> Iterator[dict[str, Any]]:
     """One job per run (`campaign:<run>` submits it), then `campaign:_jobs` watches them all."""
-    from artifact.campaign import runner, slurm
-    from artifact.spec import SpecError, load_campaign
+    from artifact.campaign import runner, slurm  # submitit, httpx
+    from artifact.spec import load_campaign
 
     file = camp.file
     if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
         runs_root = Path(camp.executor.slurm.runs_dir)
 
     def watch() -> bool:
-        try:
-            fresh = load_campaign(file, executor_kind=executor)
-            sc = slurm.SlurmCampaign(fresh, runs_root)
-            sts = sc.watch(fresh.runs, slurm.say_stderr, wait=wait)
-        except (SpecError, slurm.SlurmError) as err:
-            print(f"error: {err}")
-            return False
+        fresh = load_campaign(file, executor_kind=executor)
+        sc = slurm.SlurmCampaign(fresh, runs_root)
+        sts = sc.watch(fresh.runs, slurm.say_stderr, wait=wait)
         if not wait:
             print("jobs submitted; `doit campaign` again shows their progress and collects them")
             return True
@@ -159,26 +155,20 @@ def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
 
     for spec in camp.runs:
 
-        def submit(spec_id: str = spec.run_id) -> bool:
-            try:
-                fresh = load_campaign(file, executor_kind=executor)
-                slurm.SlurmCampaign(fresh, runs_root).submit(fresh.run(spec_id),
-                                                             slurm.say_stderr)
-            except (SpecError, slurm.SlurmError) as err:
-                print(f"error: {err}")  # one line; Slurm's own words included
-                return False
-            return True
+        def submit(spec_id: str = spec.run_id) -> None:
+            fresh = load_campaign(file, executor_kind=executor)
+            slurm.SlurmCampaign(fresh, runs_root).submit(fresh.run(spec_id), slurm.say_stderr)
 
         yield {
             "name": spec.run_id,
             "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else "")
                    + " (Slurm job)",
-            "actions": [submit],
+            "actions": [doit_action(submit)],
             "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
         }
     # After every submission: the progress view over the jobs, and the summary.
     yield {"name": "_jobs", "doc": "progress of the campaign's Slurm jobs; waits for them",
-           "actions": [watch], "task_dep": [f"campaign:{s.run_id}" for s in camp.runs],
+           "actions": [doit_action(watch)], "task_dep": [f"campaign:{s.run_id}" for s in camp.runs],
            "uptodate": [False], "verbosity": 2}
 
 

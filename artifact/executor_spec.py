@@ -23,8 +23,8 @@ uncommitted site file (``experiments/site.toml``, or the file named by ``$SPECDE
     runs_dir = "/shared/specdec/runs"   # run directories on the shared filesystem
     cache_dir = "/shared/specdec/cache" # the pinned toolchain cache ($SPECDEC_CACHE on nodes)
 
-Every mistake is a :class:`ExecutorSpecError` (a ``ValueError``) whose message is one line naming
-the file and the field, like the rest of the campaign file.
+Every mistake is an :class:`ExecutorSpecError` (a :class:`~artifact.errors.SpecError`) whose
+message is one line naming the file and the field, like the rest of the campaign file.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths
+from artifact.errors import SpecError
 
 KINDS = ("local", "slurm")
 SITE_ENV = "SPECDEC_SITE"
@@ -48,7 +49,7 @@ _SLURM_KEYS = {
 }
 
 
-class ExecutorSpecError(ValueError):
+class ExecutorSpecError(SpecError):
     """An ``[executor]`` table is wrong; one line naming the file and the field."""
 
 

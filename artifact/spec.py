@@ -23,7 +23,7 @@ from typing import Any
 
 from artifact import files, paths
 from artifact.errors import SpecError as SpecError
-from artifact.executor_spec import ExecutorSpec, ExecutorSpecError, parse_executor
+from artifact.executor_spec import ExecutorSpec, parse_executor
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
@@ -233,11 +233,8 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
     if not isinstance(pool_mixed, bool):
         raise ctx.fail("campaign.pool_mixed_hardware", f"expected true or false, got "
                        f"{pool_mixed!r}")
-    try:
-        executor = parse_executor(doc.get("executor"), where=ctx.file, base=file.parent,
-                                  override_kind=executor_kind)
-    except ExecutorSpecError as err:
-        raise SpecError(str(err)) from err
+    executor = parse_executor(doc.get("executor"), where=ctx.file, base=file.parent,
+                              override_kind=executor_kind)
     name = head.get("name")
     if not isinstance(name, str) or not name:
         raise ctx.fail("campaign.name", "expected a non-empty string")

@@ -36,7 +36,7 @@ def report(runs: Path) -> int:
         events = ledger.read(run)
         try:
             measured = float(records.read_json(run / records.METRICS).get("measure_s", 0.0))
-        except (ValueError, FileNotFoundError):
+        except records.RecordError:
             measured = float("nan")
         subs = {e["job_id"]: e for e in events if e.get("event") == "submitted"}
         starts = {e["job_id"]: e for e in events if e.get("event") == "started"}

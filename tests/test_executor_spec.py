@@ -107,7 +107,7 @@ def test_mistakes_are_one_line_naming_the_field(tmp_path: Path, table: str, fiel
 def test_a_site_file_holds_only_the_executor(tmp_path: Path) -> None:
     site = tmp_path / "site.toml"
     site.write_text("[campaign]\nname = 'x'\n")
-    with pytest.raises(ValueError, match=r"site.toml: campaign: unknown table"):
+    with pytest.raises(SpecError, match=r"site.toml: campaign: unknown table"):
         parse_executor({}, where="c.toml", base=tmp_path, site=site)
 
 

@@ -22,7 +22,7 @@ class MixedHardwareError(AnalysisError):
 def _allows_mixing(run: Run) -> bool:
     try:
         return records.read_json(run.path / records.CONFIG).get("pool_mixed_hardware") is True
-    except (ValueError, FileNotFoundError):
+    except records.RecordError:
         return False
 
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,10 +38,11 @@ from artifact import paths, records
 from artifact.campaign import ledger
 from artifact.campaign.runner import recorded_config, run_is_current, supersede_if_changed
 from artifact.campaign.slurm_job import MeasureJob
+from artifact.errors import ArtifactError
 from artifact.executor_spec import SlurmSettings, sbatch_options
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
-
-Say = Callable[[str], None]
 
 # States in which Slurm still holds a job (it may yet run, or is running, or is cleaning up):
 # a run with such a job is never submitted again.
@@ -53,7 +53,7 @@ ALIVE = frozenset({
 RUNNING = frozenset({"CONFIGURING", "RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT"})
 
 
-class SlurmError(RuntimeError):
+class SlurmError(ArtifactError):
     """Slurm cannot be reached or refused a submission; one line saying which."""
 
 
@@ -240,7 +240,7 @@ class SlurmCampaign:
         st = squeue([last]).get(last)
         return st if st is not None and st.state in ALIVE else None
 
-    def submit(self, spec: RunSpec, say: Say) -> str | None:
+    def submit(self, spec: RunSpec, say: Log) -> str | None:
         """Submit one run unless it is current or Slurm still holds a job for it."""
         if run_is_current(spec, self.runs_root):
             return None
@@ -305,7 +305,7 @@ class SlurmCampaign:
                                  why=why, log=job.log))
         return out
 
-    def watch(self, specs: Sequence[RunSpec], say: Say, *, wait: bool = True,
+    def watch(self, specs: Sequence[RunSpec], say: Log, *, wait: bool = True,
               poll_s: float | None = None) -> list[RunStatus]:
         """Show progress over the jobs until Slurm holds none of them (or once, not waiting)."""
         poll = self.settings.poll_s if poll_s is None else poll_s
@@ -339,7 +339,7 @@ def summary_lines(sts: Sequence[RunStatus], runs_root: Path) -> list[str]:
             continue
         try:
             m = records.read_json(runs_root / st.run_id / records.METRICS)
-        except (ValueError, FileNotFoundError):
+        except records.RecordError:
             lines.append(f"{st.run_id}: {st.state} ({st.n_done}/{st.n_expected or '?'} "
                          "requests so far)")
             continue
@@ -349,5 +349,4 @@ def summary_lines(sts: Sequence[RunStatus], runs_root: Path) -> list[str]:
     return lines
 
 
-def say_stderr(msg: str) -> None:
-    print(f"[slurm] {msg}", file=sys.stderr, flush=True)
+say_stderr: Log = log_stderr("slurm")

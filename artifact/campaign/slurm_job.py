@@ -25,7 +25,6 @@ import fcntl
 import os
 import platform
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,12 +37,15 @@ from artifact.campaign import ledger
 from artifact.campaign.fingerprint import cpu_model
 from artifact.campaign.gpu import gpu_driver, gpu_name
 from artifact.campaign.runner import recorded_config, run
-from artifact.spec import Campaign, RunSpec, SpecError, load_campaign
+from artifact.errors import ArtifactError
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
+from artifact.spec import Campaign, RunSpec, load_campaign
 
 VERSION_TIMEOUT_S = 60
 
 
-class NodeError(RuntimeError):
+class NodeError(ArtifactError):
     """This node cannot measure the run; one line naming the node and what is missing."""
 
 
@@ -132,7 +134,7 @@ def check_same_hardware(campaign: Campaign, run_dir: Path, node: str) -> None:
 
 
 @contextlib.contextmanager
-def run_lock(lock_dir: Path, run_id: str, say: Any) -> Iterator[None]:
+def run_lock(lock_dir: Path, run_id: str, say: Log) -> Iterator[None]:
     """Hold ``<lock_dir>/<run_id>.lock`` (POSIX lock, works across NFS clients)."""
     lock_dir.mkdir(parents=True, exist_ok=True)
     with (lock_dir / f"{run_id}.lock").open("a+") as f:
@@ -152,8 +154,7 @@ def run_lock(lock_dir: Path, run_id: str, say: Any) -> Iterator[None]:
             fcntl.lockf(f, fcntl.LOCK_UN)
 
 
-def _say(msg: str) -> None:
-    print(f"[slurm-job] {msg}", file=sys.stderr, flush=True)
+_say: Log = log_stderr("slurm-job")
 
 
 class MeasureJob(submitit.helpers.Checkpointable):
@@ -182,7 +183,7 @@ class MeasureJob(submitit.helpers.Checkpointable):
                               "partition": os.environ.get("SLURM_JOB_PARTITION"),
                               "cluster": os.environ.get("SLURM_CLUSTER_NAME")}
                 m = run(camp, spec, runs_root=runs_root, executor=provenance, say=_say)
-        except (NodeError, SpecError, KeyError, toolchain.ToolchainError) as err:
+        except (ArtifactError, KeyError) as err:
             reason = str(err) if not isinstance(err, KeyError) else f"no run {self.run_id!r}"
             ledger.append(run_dir, ledger.failed(job_id, node, reason))
             _say(reason)
