@@ -12,7 +12,8 @@ reports every job from the runs' ledgers (``slurm.jsonl``):
 - ``submit->running``: from the submission to the job's own first line on its node (scheduling,
   job launch, Python start and imports: everything Slurm adds before the run can start);
 - ``run``: from that first line to the job's end (toolchain check, server start, warm-up,
-  measuring); ``measured``: the runner's own measuring time (``metrics.json: measure_s``).
+  measuring; a requeued job's wait included); ``measured``: the runner's own measuring time
+  (``metrics.json: measure_s``).
 """
 
 from __future__ import annotations
@@ -39,23 +40,27 @@ def report(runs: Path) -> int:
         except records.RecordError:
             measured = float("nan")
         subs = {e["job_id"]: e for e in events if e.get("event") == "submitted"}
-        starts = {e["job_id"]: e for e in events if e.get("event") == "started"}
+        starts: dict[str, list[dict[str, object]]] = {}
+        for e in events:
+            if e.get("event") == "started":
+                starts.setdefault(e["job_id"], []).append(e)
         ends = {e["job_id"]: e for e in events if e.get("event") in ("finished", "failed")}
         for jid, sub in subs.items():
             if jid not in starts or jid not in ends:
                 continue
-            overhead = starts[jid]["unix_s"] - sub["unix_s"]
-            run_s = ends[jid]["unix_s"] - starts[jid]["unix_s"]
-            rows.append((run.name, jid, starts[jid].get("node"), sub.get("sbatch_s", 0.0),
-                         overhead, run_s, measured))
+            first = starts[jid][0]  # a requeued job starts again: its first start counts here
+            overhead = float(first["unix_s"]) - sub["unix_s"]  # type: ignore[arg-type]
+            run_s = ends[jid]["unix_s"] - float(first["unix_s"])  # type: ignore[arg-type]
+            rows.append((run.name, jid, str(first.get("node")), sub.get("sbatch_s", 0.0),
+                         overhead, run_s, measured, len(starts[jid]) - 1))
     if not rows:
         print(f"no run with a complete Slurm job under {runs}", file=sys.stderr)
         return 1
     print(f"{'run':24s} {'job':>5s} {'node':6s} {'sbatch':>8s} {'submit->running':>16s} "
-          f"{'run':>8s} {'measured':>9s} {'overhead/run':>13s}")
-    for name, jid, node, sb, ov, rs, ms in rows:
+          f"{'run':>8s} {'measured':>9s} {'overhead/run':>13s} {'requeued':>8s}")
+    for name, jid, node, sb, ov, rs, ms, rq in rows:
         print(f"{name:24s} {jid:>5s} {node or '?':6s} {sb:7.3f}s {ov:15.2f}s {rs:7.1f}s "
-              f"{ms:8.1f}s {ov / rs:12.1%}")
+              f"{ms:8.1f}s {ov / rs:12.1%} {rq:8d}")
     ovs = [r[4] for r in rows]
     runs_s = [r[5] for r in rows]
     print(f"\nsubmit->running: median {statistics.median(ovs):.2f} s, max {max(ovs):.2f} s "
