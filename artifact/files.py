@@ -5,7 +5,8 @@
 - :func:`dumps_json`: canonical JSON: sorted keys, two-space indent, trailing newline.
 - :func:`round_sig` / :func:`to_plain`: the fixed rounding of every computed file (6 significant
   digits; a non-finite float becomes ``null`` and its path is reported).
-- :func:`load_toml`: a TOML file, or one line naming the file and what is wrong with it.
+- :func:`load_toml` / :func:`read_json`: a TOML file or a JSON object file, or one line naming
+  the file and what is wrong with it.
 
 Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 """
@@ -139,3 +140,24 @@ def extract_tar(tar: tarfile.TarFile, dest: Path) -> None:
         if not (m.isfile() or m.isdir()) or (target != root and root not in target.parents):
             raise ValueError(f"{tar.name!r}: {m.name!r}: not a plain file inside the archive")
     tar.extractall(dest)  # members checked above
+
+
+def read_json(path: Path, error: type[ArtifactError], *, where: str | None = None) -> Any:
+    """Parse a JSON file whose top level is an object; any problem raises ``error`` with one line
+    naming the file (``where``, default: the path as given)."""
+    name = where or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise error(f"{name}: file not found") from err
+    except OSError as err:
+        raise error(f"{name}: cannot read ({err.strerror})") from err
+    except UnicodeDecodeError as err:
+        raise error(f"{name}: not UTF-8 text (byte {err.start})") from err
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise error(f"{name}: not JSON (line {err.lineno}: {err.msg})") from err
+    if not isinstance(obj, dict):
+        raise error(f"{name}: expected a JSON object, got {type(obj).__name__}")
+    return obj

@@ -230,10 +230,5 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
 
 def read_json(path: Path) -> dict[str, Any]:
     """Read a JSON object file (raises :class:`RecordError` naming the file when it is not one)."""
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise RecordError(f"{path.name}: cannot read JSON ({err})") from err
-    if not isinstance(obj, dict):
-        raise RecordError(f"{path.name}: expected a JSON object")
+    obj: dict[str, Any] = files.read_json(path, RecordError, where=path.name)
     return obj

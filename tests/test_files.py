@@ -57,3 +57,22 @@ def test_load_toml_errors_are_one_line_naming_the_file(
 
 def test_load_toml_reads() -> None:
     assert files.load_toml(Path(__file__).parents[1] / "pyproject.toml", Bad)["project"]
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "file not found"),
+    (b"{", "not JSON (line 1"),
+    (b"\xff", "not UTF-8 text"),
+    (b"[1]", "expected a JSON object, got list"),
+])
+def test_read_json_errors_are_one_line_naming_the_file(
+    tmp_path: Path, content: bytes | None, expected: str
+) -> None:
+    path = tmp_path / "m.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(Bad) as err:
+        files.read_json(path, Bad, where="m.json")
+    msg = str(err.value)
+    assert msg.startswith("m.json: ") and expected in msg and "\n" not in msg
+    assert files.read_json(files.write_json(path, {"a": 1}), Bad) == {"a": 1}

@@ -29,7 +29,7 @@ def test_the_ground_floor_imports_nothing_of_ours() -> None:
     assert imports.imports("artifact.files") == {"artifact.errors"}
     assert imports.imports("artifact.contract") == {"artifact.errors"}
     assert imports.imports("artifact.contract.summary") == {"artifact.contract",
-                                                            "artifact.errors"}
+                                                            "artifact.errors", "artifact.files"}
 
 
 def test_claims_is_a_ledger_below_render() -> None:

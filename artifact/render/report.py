@@ -118,12 +118,7 @@ def verify(
 
 def read_computed(path: Path) -> dict[str, Any]:
     """A computed JSON file (summary.json, vars.json); a :class:`ClaimsError` when unusable."""
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ClaimsError(f"{path}: cannot read computed JSON ({err})") from err
-    if not isinstance(obj, dict):
-        raise ClaimsError(f"{path}: expected a JSON object")
+    obj: dict[str, Any] = files.read_json(path, ClaimsError)
     return obj
 
 

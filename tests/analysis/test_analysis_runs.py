@@ -94,7 +94,7 @@ def test_load_runs_skips_bad_config_and_keeps_the_rest(tmp_path):
     assert [r.desc.run_id for r in loaded] == ["good"]
     unknown = "run bad: config.json: spec.drafter: unknown drafter"
     assert any(w.startswith(unknown) for w in warnings)
-    assert any(w.startswith("run broken: config.json: cannot read JSON") for w in warnings)
+    assert any(w.startswith("run broken: config.json: not JSON") for w in warnings)
     assert any(w.startswith("run junk: no config.json") for w in warnings)
 
 

@@ -81,7 +81,7 @@ def test_off_schema_is_one_line_naming_file_and_field(
 
 def test_unreadable_files_are_one_line(tmp_path: Path) -> None:
     f = tmp_path / "summary.json"
-    for content, expected in ((b"{", "not JSON"), (b"\xff", "not UTF-8"), (None, "cannot read")):
+    for content, expected in ((b"{", "not JSON"), (b"\xff", "not UTF-8"), (None, "file not found")):
         if content is not None:
             f.write_bytes(content)
         else:
