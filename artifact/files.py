@@ -7,6 +7,8 @@
   digits; a non-finite float becomes ``null`` and its path is reported).
 - :func:`load_toml` / :func:`read_json`: a TOML file or a JSON object file, or one line naming
   the file and what is wrong with it.
+- :func:`is_safe_name` / :func:`inside`: names that become path components (run ids, prompt-set
+  names) and paths built from input stay inside their root.
 
 Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 """
@@ -17,6 +19,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import tarfile
 import tempfile
 import tomllib
@@ -161,3 +164,38 @@ def read_json(path: Path, error: type[ArtifactError], *, where: str | None = Non
     if not isinstance(obj, dict):
         raise error(f"{name}: expected a JSON object, got {type(obj).__name__}")
     return obj
+
+
+# A name that becomes one path component: starts with a letter or digit (so never ".", ".." or
+# a "_"-prefixed folder that the analysis skips), then letters, digits, ".", "_", "-".
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def is_safe_name(name: object) -> bool:
+    """Whether ``name`` may be used as one path component.
+
+    >>> [is_safe_name(n) for n in ("final-none", "k.8", "..", ".", "_kick", "a/b", "", "x\\0")]
+    [True, True, False, False, False, False, False, False]
+    """
+    return isinstance(name, str) and SAFE_NAME.fullmatch(name) is not None
+
+
+def inside(root: Path, *parts: str, error: type[Exception], what: str = "path") -> Path:
+    """``root / parts``, checked to stay inside ``root`` (symbolic links resolved).
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> inside(root, "run-1", what="run id", error=ValueError) == root / "run-1"
+    True
+    >>> inside(root, "..", what="run id", error=ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: run id '..': leaves its folder ...
+    """
+    path = root.joinpath(*parts)
+    base = root.resolve()
+    resolved = path.resolve()
+    if resolved == base or base not in resolved.parents:
+        raise error(f"{what} {'/'.join(parts)!r}: leaves its folder {root} "
+                    "(expected a name inside it)")
+    return path

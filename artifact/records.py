@@ -152,10 +152,17 @@ def to_json(obj: Any) -> Any:
 
 
 def append_jsonl(path: Path, obj: Any) -> None:
-    """Append one JSON line and fsync it, so a crash never loses a completed record."""
+    """Append one JSON line and fsync it, so a crash never loses a completed record.
+
+    After a crash mid-write the file may end in a torn line; the record then starts on a fresh
+    line, so the torn line alone is unreadable (and counted), never the record after it.
+    """
     line = json.dumps(to_json(obj), sort_keys=True, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = "\n" + line
         os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
     finally:
@@ -199,12 +206,47 @@ def read_jsonl(path: Path) -> JsonlRead:
     return JsonlRead(good, len(rows) - len(good))
 
 
+_NUM, _INT, _STR = "number", "integer", "string"
+_TIMING_KINDS = {"prompt_n": _INT, "prompt_ms": _NUM, "predicted_n": _INT, "predicted_ms": _NUM,
+                 "predicted_per_second": _NUM, "cache_n": _INT, "draft_n": _INT,
+                 "draft_n_accepted": _INT}
+_OPTIONAL_TIMINGS = frozenset({"draft_n", "draft_n_accepted"})
+_RESULT_KINDS = {"prompt_id": _STR, "domain": _STR, "prompt_sha256": _STR, "repeat": _INT,
+                 "attempt": _INT, "server_start": _INT, "sent_unix_s": _NUM, "queue_ms": _NUM,
+                 "ttft_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
+_OPTIONAL_RESULT = frozenset({"ttft_ms", "alpha"})
+
+
+def _typed(v: Any, kind: str) -> bool:
+    if isinstance(v, bool):
+        return False
+    if kind == _INT:
+        return isinstance(v, int)
+    if kind == _NUM:
+        return isinstance(v, int | float)
+    return isinstance(v, str)
+
+
 def result_from_row(row: dict[str, Any]) -> Result:
-    """Typed :class:`Result` from a decoded row (raises KeyError/TypeError when malformed)."""
+    """Typed :class:`Result` from a decoded row (raises KeyError/TypeError when malformed:
+    a missing field, or a field of the wrong JSON type; such a line counts as unreadable)."""
     t = row["timings"]
-    timings = Timings(**{k: t.get(k) for k in Timings.__dataclass_fields__})
+    if not isinstance(t, dict):
+        raise TypeError("timings: expected an object")
+    for k, kind in _TIMING_KINDS.items():
+        v = t.get(k)
+        if not (v is None and k in _OPTIONAL_TIMINGS) and not _typed(v, kind):
+            raise TypeError(f"timings.{k}: expected a {kind}, got {v!r}")
+    for k, kind in _RESULT_KINDS.items():
+        v = row[k]
+        if not (v is None and k in _OPTIONAL_RESULT) and not _typed(v, kind):
+            raise TypeError(f"{k}: expected a {kind}, got {v!r}")
+    events = row["event_ms"]
+    if not isinstance(events, list):
+        raise TypeError("event_ms: expected a list")
+    tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
     fields = {k: row[k] for k in Result.__dataclass_fields__ if k != "timings"}
-    return Result(timings=timings, **fields)
+    return Result(timings=Timings(**tv), **fields)
 
 
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
@@ -226,6 +268,22 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
         except (KeyError, TypeError):
             bad += 1
     return out, bad
+
+
+def run_dir(root: Path, run_id: str) -> Path:
+    """The folder of run ``run_id`` under ``root``; the id must be a safe name that stays inside.
+
+    >>> run_dir(Path("runs"), "final-none").as_posix()
+    'runs/final-none'
+    >>> run_dir(Path("runs"), "..")
+    Traceback (most recent call last):
+    ...
+    artifact.errors.RecordError: run id '..': expected letters, digits, '.', '_' or '-', ...
+    """
+    if not files.is_safe_name(run_id):
+        raise RecordError(f"run id {run_id!r}: expected letters, digits, '.', '_' or '-', "
+                          "starting with a letter or digit")
+    return files.inside(root, run_id, error=RecordError, what="run id")
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,8 @@ def _table(ctx: _Ctx, doc: dict[str, Any], key: str, allowed: set[str]) -> dict[
 
 
 def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ctx.fail(f"{where}.{name}", f"expected a finite number, got {v!r}")
     if name in _POS_INT:
         ok = isinstance(v, int | float) and not isinstance(v, bool) and v > 0
         if name != "timeout_s":
@@ -217,6 +220,12 @@ def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
     for key, m in out.items():
         if m.derive is not None and m.derive not in out:
             raise ctx.fail(f"models.{key}.derive", f"unknown model key {m.derive!r}")
+    for key in out:  # a derive chain must end at a builtin or a path, not loop
+        chain = [key]
+        while (nxt := out[chain[-1]].derive) is not None:
+            if nxt in chain:
+                raise ctx.fail(f"models.{key}.derive", "cycle: " + " -> ".join([*chain, nxt]))
+            chain.append(nxt)
     return out
 
 
@@ -248,13 +257,16 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
         binary = str(bp.resolve())
     defaults = _table(ctx, doc, "defaults", set(_RUN_KEYS) - {"id"})
     models = _models(ctx, doc, file.parent)
+    recipes = prompt_set_names()
     raw_runs = doc.get("run", [])
     if not isinstance(raw_runs, list) or not raw_runs:
         raise ctx.fail("run", "expected at least one [[run]] table")
     runs: list[RunSpec] = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_runs):
-        runs.append(_run(ctx, f"run[{i}]", {**defaults, **raw}, models, name))
+        if not isinstance(raw, dict):
+            raise ctx.fail(f"run[{i}]", "expected a table ([[run]])")
+        runs.append(_run(ctx, f"run[{i}]", {**defaults, **raw}, models, name, recipes))
         if runs[-1].run_id in seen:
             raise ctx.fail(f"run[{i}].id", f"duplicate run id {runs[-1].run_id!r}")
         seen.add(runs[-1].run_id)
@@ -264,7 +276,7 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
 
 
 def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec],
-         campaign: str) -> RunSpec:
+         campaign: str, recipes: set[str] | None) -> RunSpec:
     for k in raw:
         if k not in _RUN_KEYS:
             raise ctx.fail(f"{where}.{k}", "unknown key")
@@ -272,8 +284,13 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         if k not in raw:
             raise ctx.fail(f"{where}.{k}", "missing (set it in the run or in [defaults])")
     v = {**_DEFAULTS, **{k: _check_value(ctx, where, k, x) for k, x in raw.items()}}
-    if not all(c.isalnum() or c in "-_." for c in v["id"]):
-        raise ctx.fail(f"{where}.id", f"expected letters, digits, '-', '_' or '.', got {v['id']!r}")
+    for k in ("id", "prompt_set"):  # each becomes a file or folder name
+        if not files.is_safe_name(v[k]):
+            raise ctx.fail(f"{where}.{k}", "expected letters, digits, '-', '_' or '.', starting "
+                           f"with a letter or digit, got {v[k]!r}")
+    if recipes is not None and v["prompt_set"] not in recipes:
+        raise ctx.fail(f"{where}.prompt_set", f"unknown prompt set {v['prompt_set']!r} "
+                       f"(experiments/prompt_sets.toml has: {', '.join(sorted(recipes))})")
     if v["family"] not in FAMILIES:
         raise ctx.fail(f"{where}.family", f"expected one of {', '.join(FAMILIES)}, "
                        f"got {v['family']!r}")
@@ -305,6 +322,16 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         target_quant=target.quant,
         draft_quant=draft.quant if draft else None,
     )
+
+
+def prompt_set_names(file: Path = paths.PROMPT_RECIPES) -> set[str] | None:
+    """Names of the prompt-set recipes (``None`` when the recipe file is absent), so that an
+    unknown prompt set is caught when the campaign is read, not after the toolchain build."""
+    if not file.exists():
+        return None
+    doc = files.load_toml(file, SpecError, where=_rel(file))
+    sets = doc.get("sets", {})
+    return set(sets) if isinstance(sets, dict) else set()
 
 
 def campaign_files() -> list[Path]:

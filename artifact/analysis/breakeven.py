@@ -19,23 +19,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from artifact import records, stats
-from artifact.analysis.runs import Run, RunDescription
+from artifact.analysis.runs import PROTOCOL_FIELDS as PROTOCOL_FIELDS
+from artifact.analysis.runs import Run, describe_diff, protocol_diff
 from artifact.contract.summary import BreakevenEntry, Fit, FitStatus
 
-PROTOCOL_FIELDS = (
-    "target",
-    "target_quant",
-    "ctx_size",
-    "prompt_set_sha256",
-    "n_predict",
-    "sampling",
-)
 MIN_POINTS = 3
-
-
-def protocol_diff(a: RunDescription, b: RunDescription) -> list[str]:
-    """Names of the protocol fields where two runs differ."""
-    return [f for f in PROTOCOL_FIELDS if getattr(a, f) != getattr(b, f)]
 
 
 def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, FitStatus, str | None]:
@@ -51,12 +39,9 @@ def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, FitStatus,
     if not cands:
         return None, "no_baseline", f"{where}: no baseline run (family baseline, drafter none)"
     nearest = min(cands, key=lambda r: (len(protocol_diff(run.desc, r.desc)), r.desc.run_id))
-    diffs = "; ".join(
-        f"{f} {getattr(nearest.desc, f)!r} vs {getattr(run.desc, f)!r}"
-        for f in protocol_diff(run.desc, nearest.desc)
-    )
     return None, "no_baseline", (
-        f"{where}: no matching baseline; nearest {nearest.desc.run_id} differs in {diffs}"
+        f"{where}: no matching baseline; nearest {nearest.desc.run_id} differs in "
+        f"{describe_diff(run.desc, nearest.desc)}"
     )
 
 

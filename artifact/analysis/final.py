@@ -11,7 +11,7 @@ import numpy as np
 
 from artifact import records, stats
 from artifact.analysis.logs import LogEntry
-from artifact.analysis.runs import Run
+from artifact.analysis.runs import Run, describe_diff, protocol_diff
 from artifact.contract.summary import Center, FinalEntry, Location, Ratios, SpeedupEntry, Stats
 
 
@@ -153,33 +153,19 @@ def speedup(run: Run, baseline: Run) -> SpeedupEntry:
 
 
 def speedup_baseline(run: Run, finals: Sequence[Run]) -> tuple[Run | None, str | None]:
-    """The final no-draft run of the same target and quantization, or a one-line problem."""
-    cands = [
-        b
-        for b in finals
-        if b.desc.drafter == "none"
-        and b.desc.target == run.desc.target
-        and b.desc.target_quant == run.desc.target_quant
-    ]
-    if len(cands) > 1:  # narrow by protocol before calling it ambiguous
-        same = [
-            b
-            for b in cands
-            if (b.desc.prompt_set_sha256, b.desc.n_predict, b.desc.sampling, b.desc.ctx_size)
-            == (
-                run.desc.prompt_set_sha256,
-                run.desc.n_predict,
-                run.desc.sampling,
-                run.desc.ctx_size,
-            )
-        ]
-        cands = same or cands
+    """The final no-draft run with the same protocol (:data:`PROTOCOL_FIELDS`: model, context,
+    prompt set, answer length, sampling), or a one-line problem naming what differs."""
     where = f"run {run.desc.run_id}: speedup"
+    cands = [b for b in finals if b.desc.drafter == "none"]
+    match = [b for b in cands if not protocol_diff(run.desc, b.desc)]
+    if len(match) == 1:
+        return match[0], None
+    if len(match) > 1:
+        names = ", ".join(b.desc.run_id for b in match)
+        return None, (f"{where}: several final no-draft baselines with the same protocol "
+                      f"({names}); keep one; no speedup")
     if not cands:
-        return None, (
-            f"{where}: no final no-draft run of {run.desc.target} {run.desc.target_quant}; skipped"
-        )
-    if len(cands) > 1:
-        names = ", ".join(b.desc.run_id for b in cands)
-        return None, f"{where}: several final no-draft baselines ({names}); skipped"
-    return cands[0], None
+        return None, f"{where}: no final no-draft run (family final, drafter none); no speedup"
+    nearest = min(cands, key=lambda b: (len(protocol_diff(run.desc, b.desc)), b.desc.run_id))
+    return None, (f"{where}: baseline {nearest.desc.run_id} measured another protocol: "
+                  f"{describe_diff(run.desc, nearest.desc)}; no speedup")

@@ -145,6 +145,37 @@ def describe(config: Mapping[str, Any], *, where: str) -> RunDescription:
     )
 
 
+# What must be equal for a no-draft run to be the baseline of a drafted run (final speedups
+# and ksweep break-even alike): the same model, context, prompts, answer length and sampling.
+PROTOCOL_FIELDS = (
+    "target",
+    "target_quant",
+    "ctx_size",
+    "prompt_set_sha256",
+    "n_predict",
+    "sampling",
+)
+
+
+def protocol_diff(a: RunDescription, b: RunDescription) -> list[str]:
+    """Names of the protocol fields where two runs differ."""
+    return [f for f in PROTOCOL_FIELDS if getattr(a, f) != getattr(b, f)]
+
+
+def describe_diff(run: RunDescription, base: RunDescription) -> str:
+    """The differing protocol fields as ``field base-value vs run-value`` (sampling by part)."""
+    parts = []
+    for f in protocol_diff(run, base):
+        if f == "sampling":
+            for k in ("temperature", "top_k", "top_p", "seed"):
+                b, r = getattr(base.sampling, k), getattr(run.sampling, k)
+                if b != r:
+                    parts.append(f"sampling.{k} {b!r} vs {r!r}")
+        else:
+            parts.append(f"{f} {getattr(base, f)!r} vs {getattr(run, f)!r}")
+    return "; ".join(parts)
+
+
 def is_spurious(t: Timings) -> bool:
     """True when a record's server timings are not a decoding rate (excluded everywhere).
 
@@ -159,6 +190,93 @@ def is_spurious(t: Timings) -> bool:
     return not math.isfinite(tps) or tps >= SPURIOUS_TOK_PER_S or ms <= 0.0
 
 
+# A decode rate this many times above or below its run's median is possible but suspicious:
+# it is kept, and flagged by a warning naming the records.
+IMPLAUSIBLE_FACTOR = 10.0
+
+
+def impossible(r: Result) -> str | None:
+    """Why a record's values cannot be a measurement (it is then excluded and counted), or None.
+
+    >>> t = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=9, predicted_ms=90.0,
+    ...                     predicted_per_second=88.9, cache_n=0, draft_n=0)
+    >>> r = records.Result(prompt_id="p", domain="code", prompt_sha256="", repeat=0, attempt=1,
+    ...     server_start=1, sent_unix_s=0.0, queue_ms=0.0, ttft_ms=5.0, e2e_ms=100.0,
+    ...     event_ms=[], timings=t, stop_type="limit", alpha=0.5)
+    >>> impossible(r)
+    'alpha 0.5 without drafted tokens'
+    """
+    t = r.timings
+    for name in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
+                 "draft_n_accepted"):
+        v = getattr(t, name)
+        if v is not None and (not math.isfinite(v) or v < 0):
+            return f"timings.{name} {v!r} negative or not finite"
+    for name in ("queue_ms", "ttft_ms", "e2e_ms"):
+        v = getattr(r, name)
+        if v is not None and (not math.isfinite(v) or v < 0):
+            return f"{name} {v!r} negative or not finite"
+    if r.ttft_ms is not None and r.ttft_ms > r.e2e_ms:
+        return f"ttft_ms {r.ttft_ms!r} after the end of the request (e2e_ms {r.e2e_ms!r})"
+    if r.alpha is not None:
+        if not math.isfinite(r.alpha) or not 0.0 <= r.alpha <= 1.0:
+            return f"alpha {r.alpha!r} outside [0, 1]"
+        if not t.draft_n:
+            return f"alpha {r.alpha!r} without drafted tokens"
+    if t.draft_n is not None and t.draft_n_accepted is not None and t.draft_n_accepted > t.draft_n:
+        return f"draft_n_accepted {t.draft_n_accepted} above draft_n {t.draft_n}"
+    return None
+
+
+def _screen(recs: list[Result], spurious: list[bool], where: str,
+            problems: list[str]) -> list[bool]:
+    """Per record: excluded (spurious timings, impossible values, or a repeated key).
+
+    Duplicates of a ``(prompt_id, repeat)`` keep the first readable copy. Every exclusion other
+    than spurious timings, and every implausible decode rate, is named in ``problems``.
+    """
+    out = list(spurious)
+    seen: set[tuple[str, int]] = set()
+    dups: list[str] = []
+    bad: list[str] = []
+    for i, r in enumerate(recs):
+        if r.key in seen:
+            dups.append(f"{r.prompt_id}#{r.repeat}")
+            out[i] = True
+            continue
+        seen.add(r.key)
+        why = impossible(r)
+        if why is not None:
+            bad.append(f"{r.prompt_id}#{r.repeat} ({why})")
+            out[i] = True
+    if dups:
+        problems.append(f"run {where}: {records.RESULTS}: {len(dups)} duplicate record(s) "
+                        f"excluded, first copy kept: {_listed(dups)}")
+    if bad:
+        problems.append(f"run {where}: {records.RESULTS}: {len(bad)} record(s) with impossible "
+                        f"values excluded: {_listed(bad)}")
+    rates = sorted(r.timings.predicted_per_second for r, x in zip(recs, out, strict=True)
+                   if not x)
+    if rates:
+        med = rates[len(rates) // 2] if len(rates) % 2 else (
+            rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2
+        odd = [f"{r.prompt_id}#{r.repeat} ({r.timings.predicted_per_second:.4g} tok/s)"
+               for r, x in zip(recs, out, strict=True)
+               if not x and med > 0 and not (med / IMPLAUSIBLE_FACTOR
+                                             <= r.timings.predicted_per_second
+                                             <= med * IMPLAUSIBLE_FACTOR)]
+        if odd:
+            problems.append(f"run {where}: {records.RESULTS}: {len(odd)} implausible decode "
+                            f"rate(s), over {IMPLAUSIBLE_FACTOR:g}x from the run's median "
+                            f"{med:.4g} tok/s (kept): {_listed(odd)}")
+    return out
+
+
+def _listed(items: list[str], most: int = 5) -> str:
+    shown = ", ".join(items[:most])
+    return shown + (f", and {len(items) - most} more" if len(items) > most else "")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Run:
     """A loaded run: description, records in file order, and what could not be used."""
@@ -166,7 +284,7 @@ class Run:
     path: Path
     desc: RunDescription
     records: list[Result]  # every readable record, file order (spurious ones included)
-    spurious: list[bool]  # per record: excluded for spurious timings
+    spurious: list[bool]  # per record: excluded (spurious timings, impossible values, duplicate)
     n_bad_lines: int
     errors: list[dict[str, Any]]  # rows of errors.jsonl
     n_bad_error_lines: int
@@ -232,7 +350,7 @@ def load_run(path: Path) -> Run:
         path=path,
         desc=desc,
         records=recs,
-        spurious=[is_spurious(r.timings) for r in recs],
+        spurious=_screen(recs, [is_spurious(r.timings) for r in recs], where, problems),
         n_bad_lines=n_bad,
         errors=errs.rows,
         n_bad_error_lines=errs.n_bad_lines,

@@ -183,7 +183,12 @@ def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
 
 
 def prompt_set_path(name: str) -> Path:
-    return paths.PROMPTS / f"{name}.jsonl"
+    """Where the named set is written; the name must be a safe file name."""
+    if not files.is_safe_name(name):
+        raise PromptSetError(f"prompt set {name!r}: expected letters, digits, '.', '_' or '-', "
+                             "starting with a letter or digit")
+    return files.inside(paths.PROMPTS, f"{name}.jsonl", error=PromptSetError,
+                        what="prompt set")
 
 
 def write_prompt_set(prompts: list[Prompt], dest: Path) -> str:

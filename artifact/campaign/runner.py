@@ -5,7 +5,7 @@ Results are appended and fsynced per request. A rerun after any interruption ski
 duplicated. If the server dies mid-run it is restarted (the log records every start) and the
 failed requests are retried, up to :data:`MAX_ATTEMPTS` attempts each; every failed attempt is
 an error record. A run whose directory holds a different spec is moved aside to
-``experiments/runs/_superseded/`` (never deleted) before it is measured anew.
+``<runs dir>/_superseded/`` (never deleted) before it is measured anew.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def recorded_config(run: Path) -> dict[str, Any] | None:
 
 def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
     """A run is up to date when its own files say so: complete, and measured for this spec."""
-    run = runs_root / spec.run_id
+    run = records.run_dir(runs_root, spec.run_id)
     config = recorded_config(run)
     if config is None or not _same_protocol(config, spec):
         return False
@@ -108,7 +108,14 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
         metrics = records.read_json(run / records.METRICS)
     except records.RecordError:
         return False
-    return bool(metrics.get("complete"))
+    if not metrics.get("complete"):
+        return False
+    # ... and the records say so too: as many readable (prompt, repeat) pairs as expected
+    n_set = config.get("prompt_set", {}).get("n")
+    if not isinstance(n_set, int):
+        return False
+    results, _ = records.read_results(run, keep_events=False)
+    return len({r.key for r in results}) >= n_set * spec.repeats
 
 
 def _same_protocol(config: dict[str, Any], spec: RunSpec) -> bool:
@@ -121,16 +128,33 @@ def supersede_if_changed(run: Path, spec: RunSpec, runs_root: Path, say: Log) ->
     config = recorded_config(run)
     if config is None or _same_protocol(config, spec):
         return False
-    _supersede(run, say)
+    _supersede(run, runs_root, say)
     return True
 
 
-def _supersede(run: Path, say: Log) -> None:
-    dest = paths.RUNS / "_superseded" / (
-        f"{run.name}-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%SZ')}")
+def superseded_dir(runs_root: Path) -> Path:
+    """Where earlier data of a changed run goes: beside the runs it came from, never deleted."""
+    return runs_root / "_superseded"
+
+
+def _supersede(run: Path, runs_root: Path, say: Log) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    dest = superseded_dir(runs_root) / f"{run.name}-{stamp}"
+    n = 1
+    while dest.exists():  # two supersessions in one second keep both
+        n += 1
+        dest = superseded_dir(runs_root) / f"{run.name}-{stamp}-{n}"
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(run), str(dest))
-    say(f"{run.name}: its spec changed; earlier data moved to {dest.relative_to(paths.ROOT)}")
+    say(f"{run.name}: its spec changed; earlier data moved to {_shown(dest)}")
+    return dest
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(paths.ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 _say: Log = log_stderr("campaign")
@@ -143,13 +167,13 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
     """
-    run_path = runs_root / spec.run_id
+    run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
     prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
     config = recorded_config(run_path)
     if config is not None and (not _same_protocol(config, spec)
                                or config.get("prompt_set", {}).get("sha256") != set_sha):
-        _supersede(run_path, say)
+        _supersede(run_path, runs_root, say)
         config = None
     run_path.mkdir(parents=True, exist_ok=True)
     if config is None:
@@ -173,10 +197,11 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     done_keys = {r.key for r in done}
     pending = deque(Work(p, rep) for rep in range(spec.repeats) for p in prompts
                     if (p.id, rep) not in done_keys)
-    n_expected = len(prompts) * spec.repeats
+    expected = {(p.id, rep) for rep in range(spec.repeats) for p in prompts}
+    n_expected = len(expected)
     tally = Tally.resume(previous)
     if not pending and previous.get("complete"):
-        return _metrics(run_path, spec, n_expected, tally, complete=True)
+        return _metrics(run_path, spec, expected, tally)
     progress = Progress(spec.run_id, n_expected, n_expected - len(pending), show_progress)
     server = Server(files, spec, run_path / records.SERVER_LOG)
     try:
@@ -190,14 +215,17 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     finally:
         server.stop()
         progress.close()
-        complete = not pending
-        metrics = _metrics(run_path, spec, n_expected, tally, complete=complete)
+        metrics = _metrics(run_path, spec, expected, tally)
     return metrics
 
 
-def _metrics(run: Path, spec: RunSpec, n_expected: int, tally: Tally,
-             complete: bool) -> records.RunMetrics:
+def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],
+             tally: Tally) -> records.RunMetrics:
+    """Write ``metrics.json``; ``complete`` is computed from the records that can be read back,
+    so a record lost to a torn line is measured again on the next run, never assumed done."""
     results, _ = records.read_results(run)
+    complete = expected <= {r.key for r in results}
+    n_expected = len(expected)
     errors = records.read_jsonl(run / records.ERRORS).rows
     per_pos = {k.split('"')[1]: v for k, v in tally.delta.items()
                if "per_pos" in k and '"' in k}

@@ -65,7 +65,7 @@ def small(tmp_path):
     ])
     _run(tmp_path, spec("baseline-a", family="baseline"), [
         (f"code-{i}", "code", t, None, None, None) for i, t in enumerate([40.0, 40.0, 50.0, 50.0])
-    ] + [("code-9", "code", 1000.0, None, None, None)])  # not in the ksweep run: not used
+    ] + [("code-9", "code", 400.0, None, None, None)])  # not in the ksweep run: not used
     return tmp_path
 
 
