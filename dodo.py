@@ -9,15 +9,17 @@ that the TOML gives now), so `doit` never reruns a campaign to rebuild the paper
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from doit import task_params
+from doit.exceptions import TaskFailed
 
 from artifact import paths
 from artifact.analysis.task import task_analysis
-from artifact.errors import doit_action
+from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
     task_figures,
@@ -42,6 +44,16 @@ __all__ = [
 DOIT_CONFIG = {
     "default_tasks": ["analysis", "tables", "figures", "manuscript", "verify", "manifest"],
 }
+
+# One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and
+# `info` only read, and a test importing this file takes no lock.
+_READ_ONLY = {"list", "help", "info", "strace", "dumpdb", "tabcompletion"}
+_ARGV0 = Path(sys.argv[0])
+if "doit" in (_ARGV0.name, _ARGV0.parent.name) and not _READ_ONLY & set(sys.argv[1:2]):
+    from artifact import buildlock
+    from artifact.log import stderr
+
+    buildlock.hold(paths.ROOT / ".doit.lock", stderr("build"))
 
 STUDY = paths.CAMPAIGNS / "cpu-study.toml"
 KICK = paths.CAMPAIGNS / "kick.toml"
@@ -80,7 +92,12 @@ def task_prompts() -> Iterator[dict[str, Any]]:
     """Draw the prompt sets of experiments/prompt_sets.toml from HumanEval and ShareGPT V3."""
     from artifact.campaign import prompts  # Jinja, the dataset packages
 
-    for name in prompts.load_recipes():
+    try:
+        recipes = prompts.load_recipes()
+    except ArtifactError as err:  # the paper build does not need the recipes: say it on request
+        yield _invalid(err)
+        return
+    for name in recipes:
         dest = prompts.prompt_set_path(name)
 
         def build(name: str = name, dest: Path = dest) -> None:
@@ -97,16 +114,18 @@ def task_prompts() -> Iterator[dict[str, Any]]:
 
 def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
                     wait: bool = True) -> Iterator[dict[str, Any]]:
-    from artifact import records
     from artifact.campaign import runner  # httpx, asyncio
     from artifact.spec import load_campaign
 
-    camp = load_campaign(file, executor_kind=executor)
+    try:
+        camp = load_campaign(file, executor_kind=executor)
+    except ArtifactError as err:  # `doit list` and the paper build go on; `doit campaign` says it
+        yield _invalid(err)
+        return
     if camp.executor.kind == "slurm":
         yield from _slurm_tasks(camp, runs_root, executor, wait)
         return
     for spec in camp.runs:
-        run = runs_root / spec.run_id
 
         def measure(spec_id: str = spec.run_id) -> None:
             fresh = load_campaign(file)
@@ -119,8 +138,22 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
             # Up to date when the run's own files say so (complete, same spec hash, same
             # prompt-set content): this survives a fresh clone, unlike doit's database.
             "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
-            "targets": [run / records.CONFIG, run / records.RESULTS, run / records.METRICS],
+            # No targets: the analysis reads run files, and a target there would make doit
+            # start a campaign to rebuild the paper. The paper build never measures.
         }
+
+
+def _invalid(err: ArtifactError) -> dict[str, Any]:
+    """A subtask standing for an input that cannot be read: it fails with the one line."""
+    line = one_line(err)
+
+    def fail() -> TaskFailed:
+        return TaskFailed(f"error: {line}")
+
+    return {"name": "invalid", "doc": f"cannot be built: {line}", "actions": [fail],
+            "uptodate": [False]}
+
+
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

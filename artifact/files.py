@@ -1,7 +1,8 @@
 """The artifact's own files, written and read one way.
 
-- :func:`write_text` / :func:`write_json`: atomic (a temporary file in the same folder, flushed,
-  then renamed over the target), so no reader ever sees half a file.
+- :func:`write_text` / :func:`write_bytes` / :func:`write_json` / :func:`output`: atomic (a
+  temporary file in the same folder, flushed, then renamed over the target), so no reader ever
+  sees half a file.
 - :func:`dumps_json`: canonical JSON: sorted keys, two-space indent, trailing newline.
 - :func:`round_sig` / :func:`to_plain`: the fixed rounding of every computed file (6 significant
   digits; a non-finite float becomes ``null`` and its path is reported).
@@ -15,6 +16,7 @@ Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -23,7 +25,7 @@ import re
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +36,35 @@ SIG_DIGITS = 6  # of every float in a computed JSON file: equal inputs give equa
 
 def write_text(path: Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically; creates the folder; returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically; creates the folder; returns ``path``."""
+    with output(path) as tmp, tmp.open("wb") as f:
+        f.write(data)
+    return path
+
+
+@contextlib.contextmanager
+def output(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a tool to write (pandoc ``-o``, a PDF engine).
+
+    When the block ends without an error the file is fsynced and renamed over ``path``, so no
+    reader ever sees half of it; on an error it is removed and ``path`` is left as it was.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
+        yield tmp
+        with tmp.open("rb+") as f:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def dumps_json(obj: Any, *, ensure_ascii: bool = True, allow_nan: bool = False) -> str:

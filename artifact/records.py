@@ -60,6 +60,19 @@ ERRORS = "errors.jsonl"
 SERVER_LOG = "server.log"
 METRICS = "metrics.json"
 VRAM = "vram.json"
+RUN_FILES = (CONFIG, RESULTS, ERRORS, SERVER_LOG, METRICS, VRAM)
+
+
+def raw_run_files(root: Path) -> list[Path]:
+    """The files of the runs under ``root``, sorted: what the analysis reads and
+    ``MANIFEST.sha256`` hashes. Folders starting with ``_`` (scratch, superseded) or ``.`` are
+    not runs of the study and are left out.
+    """
+    if not root.is_dir():
+        return []
+    return sorted(p for run in root.iterdir()
+                  if run.is_dir() and not run.name.startswith(("_", "."))
+                  for p in run.iterdir() if p.name in RUN_FILES and p.is_file())
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -381,7 +381,8 @@ def write_bad_runs(out: Path, *, scale: float = 0.2) -> dict[str, str]:
     """Runs that must each give one clear warning; returns run id -> what is wrong."""
     out.mkdir(parents=True, exist_ok=True)
     write_run(out, spec("bad-empty", family="final", drafter="ngram-mod", k=4,
-                        target="smollm2-135m", quant="Q4_1"), log=[])
+                        target="smollm2-135m", quant="Q4_1"), log=[],
+              metrics={"complete": True, "measure_s": 0.0})
     write_run(out, spec("bad-only-errors", family="final", quant="Q8_0", drafter="ngram-mod",
                         k=4),
               errors=[{"prompt_id": "code-0000", "repeat": r, "attempt": 1, "server_start": 1,
@@ -396,7 +397,7 @@ def write_bad_runs(out: Path, *, scale: float = 0.2) -> dict[str, str]:
               vram=_vram(sp))
     return {
         "bad-empty": "no readable records",
-        "bad-only-errors": "no readable records",
+        "bad-only-errors": "incomplete",
         "bad-unknown-drafter": "unknown drafter",
         "bad-short-log": "measured draft-acceptance line",
     }

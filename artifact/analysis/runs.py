@@ -317,6 +317,9 @@ def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any
 def load_run(path: Path) -> Run:
     """Load one run directory (raises :class:`ConfigError` when its config is unusable)."""
     where = path.name
+    for name in records.RUN_FILES:
+        if (path / name).exists() and not (path / name).is_file():
+            raise ConfigError(f"run {where}: {name}: is a folder or special file, expected a file")
     try:
         config = records.read_json(path / records.CONFIG)
     except records.RecordError as err:
@@ -394,6 +397,11 @@ def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
             warnings.append(f"{err}; run skipped")
             continue
         warnings.extend(run.problems)
+        if (run.metrics or {}).get("complete") is not True:
+            # The paper build never measures: an unfinished run is left out, and said so.
+            warnings.append(f"run {sub.name}: incomplete ({records.METRICS} missing or not "
+                            f"complete); left out (finish it with `doit campaign:{sub.name}`)")
+            continue
         runs.append(run)
     seen: dict[str, str] = {}
     unique: list[Run] = []

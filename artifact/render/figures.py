@@ -12,6 +12,7 @@ figure name to the function that builds the whole figure from a :class:`Summary`
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from artifact import files  # noqa: E402
 from artifact.render import catalogue  # noqa: E402
 from artifact.render.model import Summary, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
@@ -444,8 +446,11 @@ def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
     """Write ``stem.png`` (600 dpi) and ``stem.pdf`` (vector), with no timestamps."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
-    fig.savefig(png, dpi=dpi, metadata=PNG_METADATA)
-    fig.savefig(pdf, metadata=PDF_METADATA)
+    for path, kw in ((png, {"dpi": dpi, "metadata": PNG_METADATA}),
+                     (pdf, {"metadata": PDF_METADATA})):
+        buf = io.BytesIO()  # drawn in memory, then written atomically: never half a figure
+        fig.savefig(buf, format=path.suffix[1:], **kw)
+        files.write_bytes(path, buf.getvalue())
     plt.close(fig)
     return [png, pdf]
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -192,15 +193,17 @@ def _epoch(build: Path) -> int:
 
 def write_tex(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> Path:
     """Standalone ``paper.tex`` beside ``tables/`` and ``figures/`` (arXiv-ready)."""
-    _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
-             "paper.latex.md", "--to", "latex", "-o", "paper.tex"], build, _epoch(build))
+    with files.output(build / "paper.tex") as tmp:
+        _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
+                 "paper.latex.md", "--to", "latex", "-o", tmp.name], build, _epoch(build))
     return build / "paper.tex"
 
 
 def write_html(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> Path:
-    _pandoc([*_common(manuscript / "defaults" / "html.yaml", manuscript / "references.bib"),
-             "paper.html.md", "--to", "html5", "--mathml", "-o", "paper.html"],
-            build, _epoch(build))
+    with files.output(build / "paper.html") as tmp:
+        _pandoc([*_common(manuscript / "defaults" / "html.yaml", manuscript / "references.bib"),
+                 "paper.html.md", "--to", "html5", "--mathml", "-o", tmp.name],
+                build, _epoch(build))
     return build / "paper.html"
 
 
@@ -219,15 +222,18 @@ def _latex(engine: str, build: Path, epoch: int) -> None:
     """
     if not (build / "paper.tex").exists():
         write_tex(build=build)
-    cmd = [engine, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"]
-    for _ in range(2):
-        proc = subprocess.run(cmd, cwd=build, env=_env(epoch), capture_output=True, text=True,
-                              check=False)
-        if proc.returncode != 0:
-            tail = "\n".join(proc.stdout.strip().splitlines()[-12:])
-            raise ManuscriptError(f"{engine} paper.tex failed (see paper.log):\n{tail}")
-    for ext in ("aux", "log", "out", "toc"):
-        (build / f"paper.{ext}").unlink(missing_ok=True)
+    # The engine writes into a private folder beside the build; paper.pdf is then renamed into
+    # place, so a reader (or a second build) never sees half a PDF.
+    with tempfile.TemporaryDirectory(dir=build, prefix=".latex-") as work:
+        cmd = [engine, "-interaction=nonstopmode", "-halt-on-error",
+               f"-output-directory={Path(work).name}", "paper.tex"]
+        for _ in range(2):
+            proc = subprocess.run(cmd, cwd=build, env=_env(epoch), capture_output=True,
+                                  text=True, check=False)
+            if proc.returncode != 0:
+                tail = " | ".join(proc.stdout.strip().splitlines()[-12:])
+                raise ManuscriptError(f"{engine} paper.tex failed: {tail}")
+        files.write_bytes(build / "paper.pdf", (Path(work) / "paper.pdf").read_bytes())
 
 
 def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
@@ -241,11 +247,14 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
     else:
         import typst  # the fallback engine, loaded only when no LaTeX engine is installed
 
-        _pandoc([*_common(manuscript / "defaults" / "typst.yaml", manuscript / "references.bib"),
-                 "paper.typst.md", "--to", "typst", "-o", "paper.typ"], build, epoch)
-        typst.compile(str(build / "paper.typ"), output=str(build / "paper.pdf"),
-                      root=str(build), font_paths=typst_fonts(), ignore_system_fonts=True,
-                      timestamp=epoch)
+        with files.output(build / "paper.typ") as tmp:
+            _pandoc([*_common(manuscript / "defaults" / "typst.yaml",
+                              manuscript / "references.bib"),
+                     "paper.typst.md", "--to", "typst", "-o", tmp.name], build, epoch)
+        with files.output(build / "paper.pdf") as tmp:
+            typst.compile(str(build / "paper.typ"), output=str(tmp),
+                          root=str(build), font_paths=typst_fonts(), ignore_system_fonts=True,
+                          timestamp=epoch)
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
     log(f"paper.pdf made by {line}")
     files.write_text(build / "engine.txt", line + "\n")

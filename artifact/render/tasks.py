@@ -19,7 +19,7 @@ from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import files, imports, paths
+from artifact import files, imports, paths, records
 from artifact.errors import doit_action
 from artifact.log import stderr as log_stderr
 from artifact.render import catalogue
@@ -111,8 +111,9 @@ def _arxiv() -> None:
 
 
 def manifest_inputs() -> list[Path]:
-    return [paths.SUMMARY, paths.CLAIMS, PAPER, BIB, *sorted(DEFAULTS.glob("*.yaml")),
-            *sorted((paths.TEMPLATES).rglob("*.j2"))]
+    """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
+    return [*records.raw_run_files(paths.RUNS), paths.SUMMARY, paths.CLAIMS, PAPER, BIB,
+            *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
 
 def manifest_outputs() -> list[Path]:

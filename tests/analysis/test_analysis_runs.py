@@ -85,7 +85,7 @@ def test_load_run_counts_bad_lines_errors_and_excluded(tmp_path):
 
 def test_load_runs_skips_bad_config_and_keeps_the_rest(tmp_path):
     write_run(tmp_path, spec("good", family="final"), records=[record("c", "code", 5.0)],
-              metrics={}, vram={"gpu_present": False})
+              metrics={"complete": True}, vram={"gpu_present": False})
     write_run(tmp_path, spec("bad", family="final", drafter="nope"))
     (tmp_path / "junk").mkdir()
     (tmp_path / "broken").mkdir()
@@ -100,7 +100,8 @@ def test_load_runs_skips_bad_config_and_keeps_the_rest(tmp_path):
 
 def test_duplicate_run_ids_keep_the_first(tmp_path):
     for d in ("a", "b"):
-        run_dir = write_run(tmp_path, spec(d, family="final"), metrics={}, vram={})
+        run_dir = write_run(tmp_path, spec(d, family="final"), metrics={"complete": True},
+                            vram={})
         cfg = json.loads((run_dir / "config.json").read_text())
         cfg["run_id"] = "same"
         (run_dir / "config.json").write_text(json.dumps(cfg))
