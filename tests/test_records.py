@@ -42,3 +42,38 @@ def test_write_json_is_sorted_and_atomic(tmp_path: Path) -> None:
     records.write_json(tmp_path / "m.json", {"b": 1, "a": 2})
     assert (tmp_path / "m.json").read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_append_after_a_torn_line_starts_a_fresh_line(tmp_path: Path) -> None:
+    """A crash mid-write leaves a partial last line: the next record must still be readable."""
+    path = tmp_path / records.RESULTS
+    records.append_jsonl(path, result("a"))
+    with path.open("ab") as f:
+        f.write(b'{"prompt_id": "torn", "dom')  # kill -9 mid-write: no newline
+    records.append_jsonl(path, result("b"))
+    got, bad = records.read_results(tmp_path)
+    assert [r.prompt_id for r in got] == ["a", "b"] and bad == 1
+
+
+def test_rows_of_the_wrong_type_are_unreadable_not_a_crash(tmp_path: Path) -> None:
+    import json
+
+    good = records.to_json(result("a"))
+    rows = [good, {**good, "ttft_ms": "fast"}, {**good, "repeat": 1.5},
+            {**good, "timings": {**good["timings"], "predicted_per_second": None}},
+            {**good, "timings": [1, 2]}, {**good, "alpha": True}, {**good, "event_ms": 3}]
+    (tmp_path / records.RESULTS).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got, bad = records.read_results(tmp_path)
+    assert [r.prompt_id for r in got] == ["a"] and bad == len(rows) - 1
+
+
+def test_run_dir_keeps_run_ids_inside_the_runs_folder(tmp_path: Path) -> None:
+    import pytest
+
+    assert records.run_dir(tmp_path, "final-none") == tmp_path / "final-none"
+    for bad in ("..", ".", "", "_kick", ".hidden", "a/b", "../x", "/abs"):
+        with pytest.raises(records.RecordError, match="run id"):
+            records.run_dir(tmp_path, bad)
+    (tmp_path / "link").symlink_to(tmp_path.parent)
+    with pytest.raises(records.RecordError, match="leaves its folder"):
+        records.run_dir(tmp_path, "link")  # a link pointing out is caught once resolved

@@ -53,6 +53,25 @@ def test_valid_campaign_resolves_defaults(tmp_path: Path) -> None:
         ('[server]\nbinary = "nope"\n[[run]]\nid = "a"\ndrafter = "none"\n',
          "server.binary: file not found"),
         ('[extra]\n[[run]]\nid = "a"\ndrafter = "none"\n', "extra: unknown table"),
+        # run ids and prompt-set names become folder and file names: nothing that escapes
+        ('[[run]]\nid = ".."\ndrafter = "none"\n', "run[0].id: expected letters"),
+        ('[[run]]\nid = "."\ndrafter = "none"\n', "run[0].id: expected letters"),
+        ('[[run]]\nid = "_kick"\ndrafter = "none"\n', "run[0].id: expected letters"),
+        ('[[run]]\nid = "a/b"\ndrafter = "none"\n', "run[0].id: expected letters"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nprompt_set = "../x"\n',
+         "run[0].prompt_set: expected letters"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nprompt_set = "nosuch"\n',
+         "run[0].prompt_set: unknown prompt set 'nosuch'"),
+        # non-finite numbers
+        ('[[run]]\nid = "a"\ndrafter = "none"\ntemperature = nan\n',
+         "run[0].temperature: expected a finite number"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\ntimeout_s = inf\n',
+         "run[0].timeout_s: expected a finite number"),
+        ('[defaults]\n', "not valid TOML (Cannot declare ('defaults',) twice"),
+        ('[models.a]\nderive = "b"\nquant = "Q2_K"\nfamily = "f"\n'
+         '[models.b]\nderive = "a"\nquant = "Q3_K"\nfamily = "f"\n'
+         '[[run]]\nid = "a"\ndrafter = "none"\n', "models.a.derive: cycle: a -> b -> a"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\n[[run]]\n', "run[1].id: missing"),
     ],
 )
 def test_bad_campaigns_fail_with_one_line_naming_file_and_field(
@@ -63,6 +82,16 @@ def test_bad_campaigns_fail_with_one_line_naming_file_and_field(
     assert "\n" not in msg
     assert msg.startswith(str(tmp_path / "c.toml")) or msg.startswith("c.toml")
     assert where in msg
+
+
+def test_non_utf8_and_folder_campaign_files(tmp_path: Path) -> None:
+    bad = tmp_path / "c.toml"
+    bad.write_bytes(HEAD.encode() + b'[[run]]\nid = "\xff"\n')
+    with pytest.raises(SpecError, match="not UTF-8"):
+        load_campaign(bad)
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(SpecError, match="is a folder"):
+        load_campaign(tmp_path / "d.toml")
 
 
 def test_missing_and_broken_files(tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def describe_diff(run: RunDescription, base: RunDescription) -> str:
     for f in protocol_diff(run, base):
         if f == "sampling":
             for k in ("temperature", "top_k", "top_p", "seed"):
-                b, r = getattr(base.sampling, k), getattr(run.sampling, k)
+                b, r = base.sampling[k], run.sampling[k]
                 if b != r:
                     parts.append(f"sampling.{k} {b!r} vs {r!r}")
         else:

@@ -1,0 +1,135 @@
+"""The paper build never measures, survives a bad campaign file, runs one at a time, and never
+leaves half a file; its manifest reaches the raw runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from doit.exceptions import TaskFailed
+
+from artifact import buildlock, files, paths, records
+from artifact.render import tasks as rtasks
+
+COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs")
+FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml")
+
+
+def _copy(dest: Path) -> Path:
+    for d in COPY:
+        shutil.copytree(paths.ROOT / d, dest / d,
+                        ignore=shutil.ignore_patterns("__pycache__", ".*", "_kick", "_superseded",
+                                                      "_scratch*"))
+    for f in FILES:
+        shutil.copy2(paths.ROOT / f, dest / f)
+    return dest
+
+
+def _doit(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "doit", *args], cwd=root, env=env,
+                          capture_output=True, text=True, check=False)
+
+
+def _tasks() -> dict[str, dict[str, object]]:
+    import dodo
+
+    out: dict[str, dict[str, object]] = {}
+    for name in dodo.__all__:
+        made = getattr(dodo, name)()
+        base = name.removeprefix("task_")
+        for t in ([made] if isinstance(made, dict) else list(made)):
+            out[f"{base}:{t['name']}" if "name" in t else base] = t
+    return out
+
+
+def test_no_paper_task_depends_on_a_campaign_target() -> None:
+    tasks = _tasks()
+    campaign = {k: t for k, t in tasks.items() if k.startswith(("campaign", "kick"))}
+    assert campaign, "the study's campaign tasks should be listed"
+    for t in campaign.values():
+        assert not t.get("targets"), "a campaign target would let the paper build measure"
+    targets = {str(p) for k, t in tasks.items() if not k.startswith(("campaign", "kick"))
+               for p in t.get("targets", [])}  # type: ignore[attr-defined]
+    deps = {str(p) for t in tasks.values() for p in t.get("file_dep", [])}  # type: ignore[attr-defined]
+    raw = {str(p) for p in records.raw_run_files(paths.RUNS)}
+    assert raw and raw <= deps  # the analysis reads the runs as they are ...
+    assert not raw & targets  # ... and nothing builds them
+
+
+def test_a_bad_campaign_file_is_one_failing_subtask(tmp_path: Path) -> None:
+    import dodo
+
+    bad = tmp_path / "c.toml"
+    bad.write_text("[campaign\nname = 'x'\n")
+    (task,) = list(dodo._campaign_tasks(bad, tmp_path / "runs"))
+    assert task["name"] == "invalid" and "not valid TOML" in task["doc"]
+    out = task["actions"][0]()
+    assert isinstance(out, TaskFailed) and out.message.count("\n") == 0
+    assert out.message.startswith("error: ") and "c.toml" in out.message
+
+
+def test_the_paper_build_in_a_copy_never_starts_a_campaign(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "experiments" / "campaigns" / "cpu-study.toml").write_text("[campaign\n")
+    run = sorted(p for p in (root / "experiments" / "runs").iterdir() if p.is_dir())[0]
+    (run / "metrics.json").unlink()
+    listed = _doit(root, "list")
+    assert listed.returncode == 0 and "campaign" in listed.stdout
+    built = _doit(root, "analysis")
+    assert built.returncode == 0, built.stderr
+    assert "campaign" not in built.stdout.replace("doit campaign:", "")
+    assert "Traceback" not in built.stderr
+    summary = (root / "experiments" / "analysis" / "summary.json").read_text()
+    assert f"run {run.name}: incomplete" in summary
+    measured = _doit(root, "campaign")
+    assert measured.returncode != 0 and "Traceback" not in measured.stdout + measured.stderr
+    assert "cpu-study.toml: not valid TOML" in measured.stdout + measured.stderr
+
+
+def test_a_second_build_waits_and_says_who_holds_the_lock(tmp_path: Path) -> None:
+    lock = tmp_path / ".doit.lock"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from artifact import buildlock
+        buildlock.hold(Path({str(lock)!r}), print)
+        print("held", flush=True)
+        time.sleep(30)
+        """)], stdout=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        said: list[str] = []
+        assert buildlock.hold(lock, said.append, timeout_s=0.5) is False
+        assert said == [f"another build is running in this tree (pid {holder.pid}); waiting "
+                        "for it to finish"]
+    finally:
+        holder.kill()  # kill -9: the kernel drops the lock, no stale lock is left
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert buildlock.hold(lock, said.append, timeout_s=5) is True
+
+
+def test_an_output_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    out = tmp_path / "paper.pdf"
+    out.write_bytes(b"old")
+    with pytest.raises(RuntimeError), files.output(out) as tmp:
+        tmp.write_bytes(b"half")
+        raise RuntimeError("the engine died")
+    assert out.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["paper.pdf"]
+    with files.output(out) as tmp:
+        tmp.write_bytes(b"new")
+    assert out.read_bytes() == b"new"
+
+
+def test_the_manifest_covers_the_raw_runs() -> None:
+    listed = {p.relative_to(paths.ROOT).as_posix() for p in rtasks.manifest_inputs()}
+    raw = [p for p in (paths.RUNS).glob("*/*") if p.name in records.RUN_FILES
+           and not p.parent.name.startswith("_")]
+    assert raw and all(p.relative_to(paths.ROOT).as_posix() in listed for p in raw)
