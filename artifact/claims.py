@@ -111,12 +111,19 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
         if ":" not in quantity or quantity.split(":", 1)[0] not in SOURCES:
             raise ClaimsError(f"{where}: field 'quantity': must start with 'vars:' or 'summary:'")
         expected = _field(where, "expected", c.get("expected"), (int, float, str))
+        if isinstance(expected, float) and not math.isfinite(expected):
+            raise ClaimsError(f"{where}: field 'expected': expected a finite number, "
+                              f"got {expected!r}")
         tol = c.get("tolerance", {})
         _field(where, "tolerance", tol, dict)
         if set(tol) - {"rel", "abs"} or len(tol) > 1:
             raise ClaimsError(f"{where}: field 'tolerance': give one of rel, abs")
         for k, v in tol.items():
-            if _field(where, f"tolerance.{k}", v, (int, float)) < 0:
+            # inf would make a claim always pass, nan always fail: neither is a tolerance
+            if not math.isfinite(_field(where, f"tolerance.{k}", v, (int, float))):
+                raise ClaimsError(f"{where}: field 'tolerance.{k}': expected a finite number, "
+                                  f"got {v!r}")
+            if v < 0:
                 raise ClaimsError(f"{where}: field 'tolerance.{k}': must be >= 0")
         reason = c.get("reason", "")
         _field(where, "reason", reason, str)

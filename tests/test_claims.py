@@ -33,6 +33,13 @@ def test_the_ledger_loads_and_reproduces_on_the_fixture() -> None:
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ncolour = 1\n', "colour"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n'
      '[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n', "id"),
+    # non-finite numbers: inf would let a claim always pass, nan make it always fail
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {rel = inf}\n'
+     'reason = "r"\n', "tolerance.rel"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {abs = nan}\n'
+     'reason = "r"\n', "tolerance.abs"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = nan\n', "expected"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = -inf\n', "expected"),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, body: str, field: str) -> None:
     with pytest.raises(claims.ClaimsError) as err:

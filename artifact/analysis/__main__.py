@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from artifact import paths
+from artifact import paths, warning_classes
 from artifact.analysis.summary import write_summary
 from artifact.errors import cli
 
@@ -22,8 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = write_summary(args.runs, args.out)
     n_warn = len(summary["warnings"])
     print(f"wrote {args.out}: {len(summary['runs'])} run(s), {n_warn} warning(s)")
-    for w in summary["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
+    for line in warning_classes.lines(summary["warnings"]):
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 

@@ -17,9 +17,17 @@ RUN_FILES = records.RUN_FILES
 
 @doit_action
 def _write(runs: Path, out: Path) -> None:
+    from artifact import warning_classes
     from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
+    from artifact.log import stderr
 
-    write_summary(runs, out)  # returns the summary; doit must not store it
+    summary = write_summary(runs, out)  # doit must not store the summary: nothing returned
+    warnings = summary["warnings"]
+    if warnings:  # once, grouped by class, when the analysis runs (listed again in report.md)
+        log = stderr("analysis")
+        log(f"{len(warnings)} warning(s):")
+        for line in warning_classes.lines(warnings):
+            log(f"  {line}")
 
 
 def task_analysis() -> dict[str, Any]:

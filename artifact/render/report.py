@@ -20,7 +20,7 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup, escape
 
-from artifact import claims, files, paths
+from artifact import claims, files, paths, warning_classes
 from artifact.claims import ClaimsError, Outcome
 from artifact.errors import cli
 from artifact.log import Log
@@ -71,19 +71,22 @@ def report_rows(
 def write_report(
     outcomes: Sequence[Outcome], *, out_dir: Path, figures: Sequence[Path], strict: bool,
     templates: Path = paths.TEMPLATES, runs_root: Path = paths.RUNS,
-    paper: Path | None = None,
+    paper: Path | None = None, warnings: Sequence[str] = (),
 ) -> tuple[Path, Path]:
     """``report.md`` and a self-contained ``report.html`` (CSS inline, figures embedded).
 
     Both link each claim to its committed runs under ``runs_root`` and to the places in
-    ``paper`` (paper.html, default: beside the report) where its number is printed.
+    ``paper`` (paper.html, default: beside the report) where its number is printed, and list
+    the analysis warnings grouped by class (:mod:`artifact.warning_classes`).
     """
     paper = out_dir / "paper.html" if paper is None else paper
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in claims.STATUSES}
     rows = report_rows(outcomes, out_dir=out_dir, runs_root=runs_root, paper=paper)
+    groups = [(warning_classes.CLASSES[name], ws)
+              for name, ws in warning_classes.grouped(warnings).items()]
     env = environment("md", jinja2.FileSystemLoader(templates))
     md = env.get_template("report.md.j2").render(
-        outcomes=outcomes, rows=rows, counts=counts, strict=strict,
+        outcomes=outcomes, rows=rows, counts=counts, strict=strict, warning_groups=groups,
         paper_href=_href(paper, out_dir),
         figures=[f.relative_to(out_dir).as_posix() for f in figures], fmt=claims.format_value,
     )
@@ -105,14 +108,26 @@ def verify(
     *, ledger: Path, summary: Path, variables: Path, out_dir: Path, figures: Sequence[Path],
     strict: bool = False, log: Log = _log,
 ) -> list[Outcome]:
-    """Recompute every claim, write the report; raise under ``strict`` if any is not ok."""
-    outcomes = claims.check(claims.load(ledger), read_computed(summary), read_computed(variables))
-    write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict)
+    """Recompute every claim, write the report; under ``strict``, raise if any claim is not ok
+    or the analysis raised a warning of a fatal class."""
+    computed = read_computed(summary)
+    outcomes = claims.check(claims.load(ledger), computed, read_computed(variables))
+    warnings = [str(w) for w in computed.get("warnings", [])]
+    write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict, warnings=warnings)
     bad = [o for o in outcomes if o.status != "ok"]
     for o in bad:
         log(f"{o.claim.id}: {o.status} (expected {o.claim.expected}, reproduced {o.reproduced})")
-    if bad and strict:
-        raise ClaimsError(f"{ledger}: {len(bad)} of {len(outcomes)} claims not reproduced")
+    fatal = warning_classes.fatal(warnings)
+    if strict and (bad or fatal):
+        parts = []
+        if bad:
+            parts.append(f"{len(bad)} of {len(outcomes)} claims not reproduced "
+                         f"({', '.join(o.claim.id for o in bad)})")
+        if fatal:
+            names = sorted({warning_classes.classify(w) for w in fatal})
+            parts.append(f"{len(fatal)} analysis warning(s) of a fatal class "
+                         f"({', '.join(names)}; listed in report.md)")
+        raise ClaimsError(f"{ledger}: " + "; ".join(parts))
     return outcomes
 
 
