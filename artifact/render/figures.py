@@ -169,7 +169,7 @@ def plot_bars(
                 marker=("o", "|", "x")[mi % 3], markersize=3.5, color="#000000",
                 markeredgewidth=1.0, label=name)
     ax.set_yticks(range(len(categories)), list(categories))
-    ax.set_ylim(len(categories) - 0.5, -0.5)
+    ax.set_ylim(max(len(categories), 1) - 0.5, -0.5)  # no category (no run): one empty row
     if reference is not None:
         ax.axvline(reference, color="#000000", linewidth=0.7, linestyle="--")
     ax.set_xlabel(xlabel)
@@ -196,8 +196,8 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
             values[d].append(_val(ratios["mean_ratio"] if ratios else None))
             undrafted[d].append(summary.nothing_drafted(r, d))
     drawn = plot_bars(
-        ax, [summary.label(r) for r in ids], values, colours=DOMAIN_COLOURS,
-        reference=1.0, hatched=undrafted,
+        ax, [_safe(summary.label(r)) for r in ids], values, colours=DOMAIN_COLOURS,
+        reference=1.0, hatched=undrafted, labels={g: _safe(g) for g in groups},
         xlabel="Speedup over no draft (mean of matched tok/s ratios)",
     )
     handles, labels = ax.get_legend_handles_labels()
@@ -256,7 +256,7 @@ def position_curves(
         if not pos:
             continue
         out.append(Curve(
-            label=summary.label(r),
+            label=_safe(summary.label(r)),
             position=tuple(int(p["position"]) for p in pos),
             mean=tuple(float(p["mean"]) for p in pos),
             ci_low=tuple(float(p["ci_low"]) for p in pos),
@@ -330,7 +330,7 @@ def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine]
             continue
         base = fit.get("baseline_tok_per_s", be["baseline_tok_per_s"])
         lines.append(FitLine(
-            label=summary.label(r), a=float(fit["a"]), beta=float(fit["beta"]),
+            label=_safe(summary.label(r)), a=float(fit["a"]), beta=float(fit["beta"]),
             alpha_be=_val(fit["alpha_be"]), ci_low=_val(fit["alpha_be_ci_low"]),
             ci_high=_val(fit["alpha_be_ci_high"]), baseline=_val(base),
             colour=OKABE_ITO[i % len(OKABE_ITO)],
@@ -340,6 +340,16 @@ def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine]
 
 
 # --- whole figures -------------------------------------------------------------------------
+
+
+def _safe(text: str) -> str:
+    """Text from the data (model names, run labels, domains) shown literally: a ``$`` would
+    start matplotlib's mathtext, which fails on, or silently typesets, what follows.
+
+    >>> print(_safe("my $model$ v2"))
+    my \\$model\\$ v2
+    """
+    return text.replace("$", r"\$")
 
 
 def _figure(height_in: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Figure, Any]:
@@ -356,7 +366,7 @@ def fig_speedup(summary: Summary) -> Figure:
 
 
 def _panels(summary: Summary) -> list[tuple[str | None, str]]:
-    return [(None, "all domains"), *((d, d) for d in summary.domains)]
+    return [(None, "all domains"), *((d, _safe(d)) for d in summary.domains)]
 
 
 def fig_positions(summary: Summary) -> Figure:
@@ -376,15 +386,16 @@ def fig_positions(summary: Summary) -> Figure:
             plot_positions(ax, curves, title=title if ri == 0 else "", colours=[colour])
             if ri < len(rows) - 1:
                 ax.set_xlabel("")
-        label = "" if r is None else summary.label(r)
+        label = "" if r is None else _safe(summary.label(r))
         axes[ri][0].set_ylabel(f"{label}\nacceptance" if label else "Acceptance")
     return fig
 
 
 def fig_breakeven(summary: Summary) -> Figure:
     panels = _panels(summary)
-    fig, axes = _figure(2.3, ncols=len(panels), sharey=True)
-    for ax, (dom, title) in zip(list(axes), panels, strict=True):
+    fig, grid = _figure(2.3, ncols=len(panels), sharey=True, squeeze=False)
+    axes = list(grid[0])  # one panel (no domain: an empty runs folder) is still a list
+    for ax, (dom, title) in zip(axes, panels, strict=True):
         lines, base = breakeven_lines(summary, dom)
         plot_breakeven(ax, lines, base, title=title, relative=True)
     axes[0].set_ylabel("Fitted tok/s over no-draft tok/s")
@@ -401,7 +412,7 @@ def fig_breakeven(summary: Summary) -> Figure:
 def plot_hardware(ax_tok: Axes, ax_ttft: Axes, summary: Summary) -> tuple[Bars, Bars]:
     """Decoding throughput and TTFT per final configuration (bar: mean; marks: median, p95)."""
     ids = summary.final_ids
-    cats = [summary.label(r) for r in ids]
+    cats = [_safe(summary.label(r)) for r in ids]
     st = [summary.raw["final"][r]["overall"] for r in ids]
     tok = plot_bars(
         ax_tok, cats, {"mean": [_val(s["tok_per_s"]["mean"]) for s in st]},

@@ -35,7 +35,7 @@ from typing import Any
 import jinja2
 import pypandoc
 
-from artifact import files, paths
+from artifact import files, paths, warning_classes
 from artifact.claims import Claim, format_value, resolve
 from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
@@ -110,9 +110,11 @@ class _Floats:
         except (KeyError, IndexError, ValueError) as err:
             raise ManuscriptError(
                 f"paper.md: claim {cid!r}: quantity {c.quantity!r} not in the computed files"
+                + _why(self.summary)
             ) from err
         if value is None:
-            raise ManuscriptError(f"paper.md: claim {cid!r}: quantity {c.quantity!r} is null")
+            raise ManuscriptError(f"paper.md: claim {cid!r}: quantity {c.quantity!r} is null"
+                                  + _why(self.summary))
         self.used_claims.append(cid)
         text = format_value(c, value)
         if self.fmt == "html":
@@ -125,6 +127,15 @@ class _Floats:
 def claim_anchor(cid: str, n: int) -> str:
     """The HTML id of the ``n``-th use (from 1) of claim ``cid`` in paper.html."""
     return f"claim-{cid}-{n}"
+
+
+def _why(summary: Mapping[str, Any]) -> str:
+    """The likely cause of a missing number, from the analysis: its fatal warnings, if any."""
+    fatal = warning_classes.fatal(str(w) for w in summary.get("warnings", []))
+    if not fatal:
+        return ""
+    more = f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else ""
+    return f"; the analysis warned: {fatal[0]}{more}"
 
 
 def render_markdown(
@@ -146,7 +157,8 @@ def render_markdown(
     try:
         text = env.get_template(template.name).render(v=variables, fmt=fmt, **funcs)
     except jinja2.UndefinedError as err:
-        raise ManuscriptError(f"{template}: unresolved variable: {err.message}") from err
+        raise ManuscriptError(f"{template}: unresolved variable: {err.message}"
+                              + _why(summary)) from err
     for kind, order in (("fig", catalogue.FIGURE_NAMES), ("tbl", catalogue.TABLE_NAMES)):
         missing = [n for n in order if n not in floats.placed[kind]]
         if missing:
