@@ -124,8 +124,7 @@ def bad_row(draw: st.DrawFn) -> tuple[str, Any]:
         return "row", base
     field = draw(st.sampled_from(FIELDS))
     base["prompt_id"] = "new-" + draw(st.text("abc", min_size=1, max_size=4))
-    value = draw(junk_json.filter(lambda v: not isinstance(v, int | float) or
-                                  isinstance(v, bool)))
+    value = draw(junk_json.filter(lambda v: _invalid_for(field, v)))
     if field.startswith("timings."):
         base["timings"][field.split(".", 1)[1]] = value
     elif field == "prompt_id" and isinstance(value, str):
@@ -133,6 +132,19 @@ def bad_row(draw: st.DrawFn) -> tuple[str, Any]:
     else:
         base[field] = value
     return "row", base
+
+
+def _invalid_for(field: str, v: Any) -> bool:
+    """Whether ``v`` is of a JSON type the field never takes (so the row cannot be good)."""
+    if isinstance(v, int | float) and not isinstance(v, bool) and field != "timings":
+        return False  # a number: maybe valid for a numeric field
+    if v is None and field in ("ttft_ms", "alpha", "timings.draft_n"):
+        return False  # optional fields
+    if isinstance(v, list) and field == "event_ms":
+        return False
+    if isinstance(v, dict) and field == "timings":
+        return False
+    return not (isinstance(v, str) and field == "prompt_id")
 
 
 def _two_runs(root: Path) -> None:
