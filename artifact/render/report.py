@@ -99,7 +99,8 @@ def write_report(
              "data": "data:image/png;base64," + base64.b64encode(f.read_bytes()).decode("ascii")}
             for f in figures]
     page = html_env.get_template("report.html.j2").render(
-        rows=rows, counts=counts, strict=strict, paper_href=_href(paper, out_dir), figures=figs)
+        rows=rows, counts=counts, strict=strict, paper_href=_href(paper, out_dir), figures=figs,
+        warning_groups=groups)
     files.write_text(html_path, page)
     return md_path, html_path
 

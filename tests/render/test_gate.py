@@ -41,6 +41,8 @@ def test_a_fatal_warning_fails_strict_and_every_warning_is_in_the_report(tmp_pat
     assert "# Warnings of the analysis" in text
     assert "**duplicate-records** (1, fatal under --strict)" in text
     assert text.index("duplicate-records") < text.index("not-computable")  # fatal first
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Warnings of the analysis" in page and DUP in page
     with pytest.raises(claims.ClaimsError, match=r"1 analysis warning\(s\) of a fatal class "
                                                  r"\(duplicate-records"):
         report.verify(**kw, figures=[], strict=True)  # type: ignore[arg-type]
