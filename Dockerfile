@@ -26,14 +26,14 @@ RUN --mount=type=cache,id=specdec-toolchain,target=/var/cache/specdec \
     SPECDEC_CACHE=/var/cache/specdec python -m artifact.toolchain --build \
       --export /opt/specdec-cache
 
-# --- the image
+# --- the image (libgomp1: llama-server's OpenMP runtime, which g++ brought in the build stage)
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 \
     MPLBACKEND=Agg SPECDEC_CACHE=/opt/specdec-cache
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       texlive-latex-base texlive-latex-recommended texlive-latex-extra \
-      texlive-fonts-recommended lmodern poppler-utils \
+      texlive-fonts-recommended lmodern poppler-utils libgomp1 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /artifact
 COPY requirements.lock ./
