@@ -18,7 +18,7 @@ from doit import task_params
 from doit.exceptions import TaskFailed
 
 from artifact import paths
-from artifact.analysis.task import task_analysis
+from artifact.analysis.task import task_analysis, task_workload
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
@@ -35,14 +35,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
-    "task_manuscript", "task_prompts", "task_readme", "task_tables", "task_toolchain",
-    "task_verify",
+    "task_manuscript", "task_prompts", "task_readme", "task_sessions", "task_tables",
+    "task_toolchain", "task_verify", "task_workload",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request
 # (`doit campaign`), or when a run is not current for its spec.
 DOIT_CONFIG = {
-    "default_tasks": ["analysis", "tables", "figures", "manuscript", "verify", "manifest"],
+    "default_tasks": ["analysis", "workload", "tables", "figures", "manuscript", "verify",
+                      "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and
@@ -56,6 +57,7 @@ if "doit" in (_ARGV0.name, _ARGV0.parent.name) and not _READ_ONLY & set(sys.argv
     buildlock.hold(paths.ROOT / ".doit.lock", stderr("build"))
 
 STUDY = paths.CAMPAIGNS / "cpu-study.toml"
+WORKLOAD_STUDY = paths.CAMPAIGNS / "workload.toml"
 KICK = paths.CAMPAIGNS / "kick.toml"
 KICK_RUNS = paths.RUNS / "_kick"
 
@@ -225,6 +227,37 @@ def task_campaign(file: str = "", runs_dir: str = "", executor: str = "",
     if study.exists():
         yield from _campaign_tasks(study, Path(runs_dir) if runs_dir else paths.RUNS,
                                    executor or None, not no_wait)
+    if not file and WORKLOAD_STUDY.exists():  # the workload study: doit campaign:workload-<c>
+        yield from _campaign_tasks(WORKLOAD_STUDY, paths.WORKLOAD_RUNS)
+
+
+def task_sessions() -> Iterator[dict[str, Any]]:
+    """Draw the session sets of experiments/session_sets.toml from ShareGPT V3 (the id locks)."""
+    from artifact.campaign import sessions
+
+    if not sessions.SESSION_RECIPES.exists():
+        return
+    try:
+        names = list(sessions.load_recipes())
+    except sessions.SessionError as err:  # a bad recipe file fails this task only, when asked
+        def fail(message: str = str(err)) -> bool:
+            print(f"error: {message}", file=sys.stderr)
+            return False
+
+        yield {"name": "error", "actions": [fail]}
+        return
+    for name in names:
+        dest = sessions.lock_path(name)
+
+        def build(name: str = name, dest: Path = dest) -> None:
+            recipe = sessions.load_recipes()[name]
+            ids = sessions.select_ids(recipe, sessions.dataset())
+            print(f"{name}: {len(ids)} sessions, sha256 "
+                  f"{sessions.write_id_lock(recipe, ids, dest)}")
+
+        yield {"name": name, "actions": [doit_action(build)],
+               "file_dep": [sessions.SESSION_RECIPES],
+               "targets": [dest]}
 
 
 def task_kick() -> dict[str, Any]:

@@ -11,6 +11,8 @@ The tree::
     ArtifactError
      ├── SpecError              a campaign file (TOML) is wrong            artifact.spec
      ├── PromptSetError         a prompt-set recipe or file is wrong       artifact.campaign.prompts
+ ├── SessionError           a session recipe or id lock is wrong       artifact.campaign.sessions
+ │    └── SynthError        a synthetic target cannot be met           artifact.campaign.synthetic
      ├── ToolchainError         a download, hash check or build failed     artifact.toolchain
      ├── GGUFError              a model file is not GGUF as understood     artifact.gguf
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
@@ -44,8 +46,10 @@ __all__ = [
     "RecordError",
     "RenderError",
     "ServerError",
+    "SessionError",
     "SpecError",
     "SummaryError",
+    "SynthError",
     "ToolchainError",
     "cli",
     "doit_action",
@@ -91,6 +95,14 @@ class ConfigError(AnalysisError):
 
 class RenderError(ArtifactError):
     """A mistake in the renderer's inputs, reported in one line."""
+
+
+class SessionError(ArtifactError):
+    """A session recipe or id lock file is wrong; one line naming the file and the field."""
+
+
+class SynthError(SessionError):
+    """A synthetic target cannot be met (e.g. a token count the filler cannot reach)."""
 
 
 class SummaryError(RenderError):

@@ -15,10 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = ROOT / "experiments"
 CAMPAIGNS = EXPERIMENTS / "campaigns"
 RUNS = EXPERIMENTS / "runs"
+WORKLOAD_RUNS = EXPERIMENTS / "runs-workload"  # the workload study's runs (issue 10)
 PROMPTS = EXPERIMENTS / "prompts"
 PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
 ANALYSIS = EXPERIMENTS / "analysis"
 SUMMARY = ANALYSIS / "summary.json"
+WORKLOAD = ANALYSIS / "workload.json"
 CLAIMS = EXPERIMENTS / "claims.toml"
 
 TEMPLATES = ROOT / "templates"

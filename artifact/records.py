@@ -19,6 +19,20 @@ A run directory ``experiments/runs/<run>/`` holds:
 ``vram.json``
     GPU samples, or ``{"gpu_present": false, "reason": ...}``; never invented zeros.
 
+A **workload run** (``spec.family == "workload"``, issue 10; under ``experiments/runs-workload/``)
+has the same files, and:
+
+- ``config.json`` has ``"prompt_set": {"name": <session set>, "sha256": <of the id lock file>,
+  "n": <ids>}`` and the spec's ``workload`` table (the synthetic knobs);
+- ``sessions.jsonl``: the plan, written once before measuring and read back on resume: one line
+  per (side, session) with the messages sent and, per turn, ``prompt_tokens``, ``prompt_chars``
+  and ``n_predict`` (:mod:`artifact.campaign.workload`);
+- ``workload.json``: what planning found (sessions left out and why, characters per token per
+  side, the calibrated density, the id Jaccard of the two sides);
+- ``results.jsonl`` holds one :class:`TurnResult` per completed turn (key: side, session, turn);
+  ``errors.jsonl`` one :class:`ErrorRecord` per failed attempt, with ``prompt_id`` =
+  ``"<side>:<session>"`` and ``repeat`` = the turn.
+
 Writing appends one JSON line and fsyncs; reading is tolerant: undecodable bytes and broken
 lines are skipped and counted (:class:`JsonlRead`), never a crash.
 """
@@ -73,6 +87,8 @@ def raw_run_files(root: Path) -> list[Path]:
     return sorted(p for run in root.iterdir()
                   if run.is_dir() and not run.name.startswith(("_", "."))
                   for p in run.iterdir() if p.name in RUN_FILES and p.is_file())
+SESSIONS = "sessions.jsonl"  # workload runs: the plan
+WORKLOAD = "workload.json"  # workload runs: what planning found
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,6 +133,44 @@ class Result:
     @property
     def key(self) -> tuple[str, int]:
         return (self.prompt_id, self.repeat)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResult:
+    """One completed turn of a multi-turn session (workload runs), as in ``results.jsonl``.
+
+    ``prompt_tokens`` is the templated prompt counted with the server's ``/tokenize`` when
+    planned; ``cached_tokens`` is the server's ``cache_n`` (prompt tokens reused from the slot);
+    ``tpot_ms`` is ``(e2e_ms - ttft_ms) / (output_tokens - 1)``, None with fewer than 2 tokens.
+    ``order`` is the session's position in the run's seeded interleaved order.
+    """
+
+    session_id: str
+    side: str  # "real" | "synthetic"
+    condition: str
+    turn: int
+    order: int
+    slot: int
+    attempt: int
+    server_start: int
+    sent_unix_s: float
+    queue_ms: float
+    prompt_chars: int
+    prompt_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    n_predict: int
+    ttft_ms: float | None
+    tpot_ms: float | None
+    e2e_ms: float
+    event_ms: list[float]
+    timings: Timings
+    stop_type: str
+    alpha: float | None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (f"{self.side}:{self.session_id}", self.turn)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -297,6 +351,29 @@ def run_dir(root: Path, run_id: str) -> Path:
         raise RecordError(f"run id {run_id!r}: expected letters, digits, '.', '_' or '-', "
                           "starting with a letter or digit")
     return files.inside(root, run_id, error=RecordError, what="run id")
+def turn_from_row(row: dict[str, Any]) -> TurnResult:
+    """Typed :class:`TurnResult` from a decoded row (raises KeyError/TypeError when malformed)."""
+    t = row["timings"]
+    timings = Timings(**{k: t.get(k) for k in Timings.__dataclass_fields__})
+    fields = {k: row[k] for k in TurnResult.__dataclass_fields__ if k != "timings"}
+    return TurnResult(timings=timings, **fields)
+
+
+def read_turns(run: Path, *, keep_events: bool = True) -> tuple[list[TurnResult], int]:
+    """Turn records of a workload run and the number of lines that could not be read."""
+    out: list[TurnResult] = []
+    bad = 0
+    for row in iter_jsonl(run / RESULTS):
+        if row is None:
+            bad += 1
+            continue
+        if not keep_events and "event_ms" in row:
+            row["event_ms"] = []
+        try:
+            out.append(turn_from_row(row))
+        except (KeyError, TypeError):
+            bad += 1
+    return out, bad
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -28,7 +28,8 @@ from artifact.executor_spec import ExecutorSpec, parse_executor
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
-FAMILIES = ("final", "curves", "ksweep", "baseline", "kick")
+FAMILIES = ("final", "curves", "ksweep", "baseline", "kick", "workload")
+STYLES = ("english", "code")  # synthetic filler styles (artifact.campaign.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 
 
@@ -42,6 +43,19 @@ class ModelSpec:
     builtin: str | None = None
     path: str | None = None  # absolute, resolved against the campaign file
     derive: str | None = None  # key of the model this one is quantized from
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSpec:
+    """The synthetic side of a workload run (family ``workload``): the knobs of
+    :mod:`artifact.campaign.synthetic`. The REAL side is the same in every condition."""
+
+    condition: str  # label of the condition, e.g. "code+prefix"
+    style: str  # "english" | "code"
+    chars_per_token: float | None  # None: the real sessions' measured ratio
+    prefix_tokens: int  # shared system prefix (a multiple of block); 0 = none
+    block: int
+    recurrent: bool  # filler from other sessions' real text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,9 +86,15 @@ class RunSpec:
     n_gpu_layers: int  # -ngl; 0 on CPU
     warmup: int  # unrecorded requests after every server start
     timeout_s: float  # per request, read timeout between stream events
+    # Workload runs only: multi-turn sessions of the session set named by ``prompt_set``
+    # (experiments/session_sets.toml); n_predict is then the output cap per turn.
+    workload: WorkloadSpec | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if self.workload is None:  # keeps the hash of every prompt run as it was
+            del d["workload"]
+        return d
 
     @property
     def sha256(self) -> str:
@@ -121,8 +141,9 @@ _DEFAULTS: dict[str, Any] = {
     "timeout_s": 120.0,
 }
 _RUN_KEYS = frozenset(
-    {"id", "family", "target", "drafter", "prompt_set"} | set(_DEFAULTS)
+    {"id", "family", "target", "drafter", "prompt_set", "workload"} | set(_DEFAULTS)
 )
+_WORKLOAD_KEYS = ("condition", "style", "chars_per_token", "prefix_tokens", "block", "recurrent")
 _POS_INT = ("ctx_size", "n_predict", "concurrency", "repeats", "threads", "timeout_s")
 _NONNEG_INT = ("top_k", "seed", "n_gpu_layers", "warmup")
 
@@ -185,6 +206,40 @@ def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
             raise ctx.fail(f"{where}.{name}", f"expected a non-empty string, got {v!r}")
         return v
     raise ctx.fail(f"{where}.{name}", "unknown key")  # pragma: no cover - guarded by callers
+
+
+def _workload(ctx: _Ctx, where: str, t: Any) -> WorkloadSpec:
+    w = f"{where}.workload"
+    if not isinstance(t, dict):
+        raise ctx.fail(w, "expected a table")
+    for k in t:
+        if k not in _WORKLOAD_KEYS:
+            raise ctx.fail(f"{w}.{k}", f"unknown key (allowed: {', '.join(_WORKLOAD_KEYS)})")
+    cond = t.get("condition")
+    if not isinstance(cond, str) or not cond:
+        raise ctx.fail(f"{w}.condition", f"expected a non-empty string, got {cond!r}")
+    style = t.get("style", "english")
+    if style not in STYLES:
+        raise ctx.fail(f"{w}.style", f"expected one of {', '.join(STYLES)}, got {style!r}")
+    cpt = t.get("chars_per_token")
+    if cpt is not None and (not isinstance(cpt, int | float) or isinstance(cpt, bool)
+                            or not 0.5 <= cpt <= 20):
+        raise ctx.fail(f"{w}.chars_per_token", f"expected a number in [0.5, 20], got {cpt!r}")
+    ints = {}
+    for k, default, low in (("prefix_tokens", 0, 0), ("block", 16, 1)):
+        v = t.get(k, default)
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise ctx.fail(f"{w}.{k}", f"expected an integer >= {low}, got {v!r}")
+        ints[k] = v
+    if ints["prefix_tokens"] % ints["block"]:
+        raise ctx.fail(f"{w}.prefix_tokens", f"expected a multiple of block "
+                       f"({ints['block']}), got {ints['prefix_tokens']}")
+    rec = t.get("recurrent", False)
+    if not isinstance(rec, bool):
+        raise ctx.fail(f"{w}.recurrent", f"expected true or false, got {rec!r}")
+    return WorkloadSpec(condition=cond, style=style,
+                        chars_per_token=None if cpt is None else float(cpt),
+                        prefix_tokens=ints["prefix_tokens"], block=ints["block"], recurrent=rec)
 
 
 def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
@@ -283,12 +338,18 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
     for k in ("id", "family", "target", "drafter", "prompt_set"):
         if k not in raw:
             raise ctx.fail(f"{where}.{k}", "missing (set it in the run or in [defaults])")
-    v = {**_DEFAULTS, **{k: _check_value(ctx, where, k, x) for k, x in raw.items()}}
+    v = {**_DEFAULTS, **{k: _check_value(ctx, where, k, x) for k, x in raw.items()
+                         if k != "workload"}}
+    workload = _workload(ctx, where, raw["workload"]) if "workload" in raw else None
+    if (workload is None) != (v["family"] != "workload"):
+        raise ctx.fail(f"{where}.workload", "expected a [run.workload] table exactly when "
+                       "family is \"workload\"")
     for k in ("id", "prompt_set"):  # each becomes a file or folder name
         if not files.is_safe_name(v[k]):
             raise ctx.fail(f"{where}.{k}", "expected letters, digits, '-', '_' or '.', starting "
                            f"with a letter or digit, got {v[k]!r}")
-    if recipes is not None and v["prompt_set"] not in recipes:
+    # a workload run's prompt_set names a session set (experiments/session_sets.toml)
+    if workload is None and recipes is not None and v["prompt_set"] not in recipes:
         raise ctx.fail(f"{where}.prompt_set", f"unknown prompt set {v['prompt_set']!r} "
                        f"(experiments/prompt_sets.toml has: {', '.join(sorted(recipes))})")
     if v["family"] not in FAMILIES:
@@ -321,6 +382,7 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         target=target.family,
         target_quant=target.quant,
         draft_quant=draft.quant if draft else None,
+        workload=workload,
     )
 
 

@@ -292,3 +292,64 @@ def matched_ratios(
         median_ratio=float(np.median(r)),
         ratio_of_means=float(n.mean() / d.mean()),
     )
+
+
+def cluster_weights(n_clusters: int, *, rng: np.random.Generator,
+                    n_resamples: int = 2000) -> FloatArray:
+    """How often each cluster (e.g. a session) is drawn in each resample: ``(n_resamples,
+    n_clusters)`` multiplicities from one draw. A cluster bootstrap resamples whole clusters, so
+    turns of one session stay together (they are not independent).
+
+    >>> w = cluster_weights(3, rng=np.random.default_rng(0), n_resamples=4)
+    >>> w.shape, w.sum(axis=1).tolist()
+    ((4, 3), [3.0, 3.0, 3.0, 3.0])
+    """
+    if n_clusters == 0:
+        return np.zeros((n_resamples, 0))
+    idx = rng.integers(0, n_clusters, size=(n_resamples, n_clusters), dtype=np.int64)
+    offsets = (np.arange(n_resamples, dtype=np.int64) * n_clusters)[:, None]
+    counts = np.bincount((idx + offsets).ravel(), minlength=n_resamples * n_clusters)
+    return counts.reshape(n_resamples, n_clusters).astype(np.float64)
+
+
+def weighted_median(values: npt.ArrayLike, weights: npt.ArrayLike) -> FloatArray:
+    """The (lower) median of ``values`` under each row of ``weights``: the smallest value whose
+    cumulative weight reaches half the row's total; ``nan`` for a row of zero weight.
+
+    ``weights`` is ``(n_rows, n)``; every row at once (one sort, one cumulative sum). With unit
+    weights it is ``np.quantile(values, 0.5, method="inverted_cdf")``.
+
+    >>> weighted_median([3.0, 1.0, 2.0, 10.0], np.ones((1, 4))).tolist()
+    [2.0]
+    >>> weighted_median([3.0, 1.0, 2.0], [[0, 0, 0], [5, 1, 1], [0, 1, 0]]).tolist()
+    [nan, 3.0, 1.0]
+    """
+    v = _as_1d(values)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if w.shape[1] != v.size:
+        raise ValueError(f"weights have {w.shape[1]} columns for {v.size} values")
+    if v.size == 0:
+        return np.full(w.shape[0], math.nan)
+    order = np.argsort(v, kind="stable")
+    sv, sw = v[order], w[:, order]
+    cum = np.cumsum(sw, axis=1)
+    total = cum[:, -1]
+    pos = (cum < (total / 2.0)[:, None]).sum(axis=1)
+    pos = np.minimum(pos, v.size - 1)
+    return np.where(total > 0, sv[pos], math.nan)
+
+
+def percentile_interval(draws: npt.ArrayLike, *, confidence: float = 0.95
+                        ) -> tuple[float, float]:
+    """Percentile interval of bootstrap draws, skipping ``nan`` (``nan`` when none is left).
+
+    >>> percentile_interval([1.0, np.nan, 2.0, 3.0], confidence=0.0)
+    (2.0, 2.0)
+    """
+    d = _as_1d(draws)
+    d = d[~np.isnan(d)]
+    if d.size == 0:
+        return (math.nan, math.nan)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(d, [alpha, 1.0 - alpha])
+    return (float(lo), float(hi))

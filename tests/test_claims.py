@@ -7,7 +7,9 @@ import pytest
 from artifact import claims, paths
 from artifact.render import model
 from artifact.render import vars as rvars
+from artifact.render import workload as rworkload
 from tests.render.fixture import build_summary
+from tests.workload_corpus import write_workload_fixture
 
 
 def _ledger(tmp_path: Path, body: str) -> Path:
@@ -16,9 +18,11 @@ def _ledger(tmp_path: Path, body: str) -> Path:
     return p
 
 
-def test_the_ledger_loads_and_reproduces_on_the_fixture() -> None:
+def test_the_ledger_loads_and_reproduces_on_the_fixture(tmp_path: Path) -> None:
     raw = build_summary()
     v = rvars.compute(model.from_json(raw))
+    v["workload"] = rworkload.variables(
+        rworkload.load(write_workload_fixture(tmp_path / "workload.json")))
     outcomes = claims.check(claims.load(paths.CLAIMS), raw, v)
     assert outcomes and all(o.status != "missing" for o in outcomes)
 

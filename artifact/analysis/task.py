@@ -51,3 +51,36 @@ def task_analysis() -> dict[str, Any]:
         "uptodate": [config_changed(params)],
         "clean": True,
     }
+
+
+WORKLOAD_RUN_FILES = (records.CONFIG, records.RESULTS, records.ERRORS, records.METRICS,
+                      records.WORKLOAD)
+
+
+@doit_action
+def _write_workload(runs: Path, out: Path) -> None:
+    from artifact.analysis.workload import write_workload  # numpy only when it runs
+
+    write_workload(runs, out)
+
+
+def task_workload() -> dict[str, Any]:
+    """Workload study: REAL vs SYNTHETIC sessions -> experiments/analysis/workload.json."""
+    from artifact.contract import workload as contract
+
+    deps = sorted(str(p) for p in paths.WORKLOAD_RUNS.glob("*/*")
+                  if p.name in WORKLOAD_RUN_FILES)
+    code = [str(p) for p in imports.closure("artifact.analysis.workload")]
+    params = {
+        "schema_version": contract.SCHEMA_VERSION,
+        "bootstrap_resamples": BOOTSTRAP.resamples,
+        "bootstrap_seed": BOOTSTRAP.seed,
+        "confidence": BOOTSTRAP.confidence,
+    }
+    return {
+        "actions": [(_write_workload, [paths.WORKLOAD_RUNS, paths.WORKLOAD])],
+        "file_dep": deps + code,
+        "targets": [str(paths.WORKLOAD)],
+        "uptodate": [config_changed(params)],
+        "clean": True,
+    }

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from artifact import paths
-from artifact.campaign.runner import run, run_is_current
+from artifact.campaign.runner import run, run_is_current, runs_root
 from artifact.campaign.slurm import SlurmCampaign, say_stderr, summary_lines
 from artifact.errors import SpecError, cli
 from artifact.executor_spec import KINDS
@@ -21,8 +21,9 @@ def main(argv: list[str] | None = None) -> int:
                     "cpu-study.toml")
     ap.add_argument("--run", action="append", default=[], metavar="ID",
                     help="run only this run (repeatable); default: every run not yet current")
-    ap.add_argument("--runs-dir", type=Path, default=paths.RUNS,
-                    help="where run directories go (default: experiments/runs)")
+    ap.add_argument("--runs-dir", type=Path, default=None,
+                    help="where run directories go (default: experiments/runs, or "
+                    "experiments/runs-workload for a campaign of workload runs)")
     ap.add_argument("--list", action="store_true", help="list the runs and whether each is "
                     "current (Slurm: each run's job state), then exit")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
@@ -33,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
                     "call shows progress and collects")
     args = ap.parse_args(argv)
     camp = load_campaign(args.campaign, executor_kind=args.executor)
+    if args.runs_dir is None:
+        args.runs_dir = runs_root(camp)
     wanted = args.run or [r.run_id for r in camp.runs]
     specs = []
     for rid in wanted:

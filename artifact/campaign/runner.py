@@ -22,7 +22,15 @@ from typing import Any
 import httpx
 
 from artifact import paths, records, toolchain
-from artifact.campaign.client import Completed, Failed, complete, request_body
+from artifact.campaign import sessions as _sessions
+from artifact.campaign.client import (
+    Completed,
+    Failed,
+    chat_body,
+    chat_complete,
+    complete,
+    request_body,
+)
 from artifact.campaign.fingerprint import (
     counter_delta,
     environment,
@@ -32,7 +40,15 @@ from artifact.campaign.fingerprint import (
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
 from artifact.campaign.prompts import Prompt, ensure_prompt_set
-from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template
+from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template, slots
+from artifact.campaign.synthetic import Knobs
+from artifact.campaign.workload import (
+    PlannedSession,
+    ServerTokenizer,
+    plan,
+    session_from_json,
+    session_to_json,
+)
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
@@ -47,6 +63,15 @@ WARMUP_TOKENS = 16
 class Work:
     prompt: Prompt
     repeat: int
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class SessionWork:
+    """The turns of one planned session still to measure (workload runs), from ``turn`` on."""
+
+    session: PlannedSession
+    turns: tuple[int, ...]
     attempt: int = 1
 
 
@@ -91,6 +116,13 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
                        draft_model=draft)
 
 
+def runs_root(campaign: Campaign) -> Path:
+    """Where a campaign's runs go by default: the workload study's runs apart from the others."""
+    if campaign.runs and all(r.family == "workload" for r in campaign.runs):
+        return paths.WORKLOAD_RUNS
+    return paths.RUNS
+
+
 def recorded_config(run: Path) -> dict[str, Any] | None:
     try:
         return records.read_json(run / records.CONFIG)
@@ -114,8 +146,11 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
     n_set = config.get("prompt_set", {}).get("n")
     if not isinstance(n_set, int):
         return False
-    results, _ = records.read_results(run, keep_events=False)
-    return len({r.key for r in results}) >= n_set * spec.repeats
+    if spec.workload is not None:  # turns: at least one readable record per planned turn
+        n_planned = sum(len(r.get("turns", [])) for r in
+                        records.read_jsonl(run / records.SESSIONS).rows)
+        return n_planned > 0 and len(_done_keys(run, spec)) >= n_planned
+    return len(_done_keys(run, spec)) >= n_set * spec.repeats
 
 
 def _same_protocol(config: dict[str, Any], spec: RunSpec) -> bool:
@@ -169,7 +204,13 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     """
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
-    prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+    if spec.workload is None:
+        prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+        n_inputs = len(prompts)
+    else:
+        lock = _sessions.lock_path(spec.prompt_set)
+        n_inputs = len(_sessions.read_id_lock(lock)[0])
+        set_sha = _sessions.read_id_lock(lock)[1]
     config = recorded_config(run_path)
     if config is not None and (not _same_protocol(config, spec)
                                or config.get("prompt_set", {}).get("sha256") != set_sha):
@@ -183,7 +224,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         records.write_json(run_path / records.CONFIG, {
             "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
             "spec": spec.as_dict(), "spec_sha256": spec.sha256,
-            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(prompts)},
+            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": n_inputs},
             "environment": environment(files.binary, models),
             "server_argv": argv_template(spec),
             "executor": executor if executor is not None else local_executor(),
@@ -193,16 +234,22 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         previous = records.read_json(run_path / records.METRICS)
     except records.RecordError:
         previous = {}
-    done, _ = records.read_results(run_path)
-    done_keys = {r.key for r in done}
-    pending = deque(Work(p, rep) for rep in range(spec.repeats) for p in prompts
-                    if (p.id, rep) not in done_keys)
-    expected = {(p.id, rep) for rep in range(spec.repeats) for p in prompts}
+    pending: deque[Work | SessionWork]
+    if spec.workload is None:
+        done_keys = _done_keys(run_path, spec)
+        pending = deque(Work(p, rep) for rep in range(spec.repeats) for p in prompts
+                        if (p.id, rep) not in done_keys)
+        expected = {(p.id, rep) for rep in range(spec.repeats) for p in prompts}
+    else:
+        planned = _planned_sessions(files, spec, run_path, say)
+        pending = deque(_session_work(planned, _done_keys(run_path, spec)))
+        expected = {(p.key, t.turn) for p in planned for t in p.turns}
     n_expected = len(expected)
     tally = Tally.resume(previous)
     if not pending and previous.get("complete"):
         return _metrics(run_path, spec, expected, tally)
-    progress = Progress(spec.run_id, n_expected, n_expected - len(pending), show_progress)
+    n_pending = sum(len(w.turns) if isinstance(w, SessionWork) else 1 for w in pending)
+    progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress)
     server = Server(files, spec, run_path / records.SERVER_LOG)
     try:
         with GpuSampler() as gpu:
@@ -219,21 +266,76 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     return metrics
 
 
+def _done_keys(run: Path, spec: RunSpec) -> set[tuple[str, int]]:
+    """Keys of the records already in ``results.jsonl`` (what a resume skips)."""
+    if spec.workload is None:
+        return {r.key for r in records.read_results(run, keep_events=False)[0]}
+    return {r.key for r in records.read_turns(run, keep_events=False)[0]}
+
+
+def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
+                      say: Log) -> list[PlannedSession]:
+    """The run's plan: read back from ``sessions.jsonl``, or made once on a server started for
+    it (tokenizer and chat template only; nothing is measured) and written there."""
+    path = run / records.SESSIONS
+    if path.exists():
+        return [session_from_json(r) for r in records.read_jsonl(path).rows]
+    assert spec.workload is not None
+    recipes = _sessions.load_recipes()
+    if spec.prompt_set not in recipes:
+        raise _sessions.SessionError(f"{_sessions.SESSION_RECIPES.name}: sets."
+                                     f"{spec.prompt_set}: no such session set")
+    convs, problems = _sessions.resolve(_sessions.lock_path(spec.prompt_set),
+                                        recipes[spec.prompt_set], _sessions.dataset())
+    w = spec.workload
+    knobs = Knobs(style=w.style, chars_per_token=w.chars_per_token,
+                  prefix_tokens=w.prefix_tokens, block=w.block, recurrent=w.recurrent)
+    server = Server(files, spec, run / records.SERVER_LOG)
+    server.start()
+    server.mark(f"{records.MARKER_PREFIX} plan begin (tokenizer and template only)")
+    tok = ServerTokenizer(server.base_url)
+    try:
+        p = plan(convs, tok, knobs, ctx_size=spec.ctx_size, cap=spec.n_predict, seed=spec.seed)
+    finally:
+        tok.close()
+        server.stop()
+    p.summary["problems"] = problems + p.problems
+    for line in p.summary["problems"]:
+        say(line)
+    tmp = path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    for s in p.sessions:
+        records.append_jsonl(tmp, session_to_json(s))
+    tmp.replace(path)
+    records.write_json(run / records.WORKLOAD, p.summary)
+    return p.sessions
+
+
+def _session_work(planned: list[PlannedSession],
+                  done: set[tuple[str, int]]) -> list[SessionWork]:
+    out = []
+    for s in planned:
+        left = tuple(t.turn for t in s.turns if (s.key, t.turn) not in done)
+        if left:
+            out.append(SessionWork(s, left))
+    return out
+
+
 def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],
              tally: Tally) -> records.RunMetrics:
     """Write ``metrics.json``; ``complete`` is computed from the records that can be read back,
     so a record lost to a torn line is measured again on the next run, never assumed done."""
-    results, _ = records.read_results(run)
-    complete = expected <= {r.key for r in results}
+    done = _done_keys(run, spec)
+    complete = expected <= done
     n_expected = len(expected)
     errors = records.read_jsonl(run / records.ERRORS).rows
     per_pos = {k.split('"')[1]: v for k, v in tally.delta.items()
                if "per_pos" in k and '"' in k}
     m = records.RunMetrics(
-        complete=complete, n_expected=n_expected, n_results=len(results),
+        complete=complete, n_expected=n_expected, n_results=len(done),
         n_errors=len(errors), server_starts=tally.server_starts,
         measure_s=round(tally.measure_s, 3), model_load_s=tally.model_load_s,
-        warmup_s=tally.warmup_s, concurrency=spec.concurrency, slots=spec.concurrency,
+        warmup_s=tally.warmup_s, concurrency=spec.concurrency, slots=slots(spec),
         metrics_delta=tally.delta, accepted_per_pos_delta=per_pos)
     records.write_json(run / records.METRICS, m)
     return m
@@ -247,7 +349,7 @@ async def _metrics_snapshot(client: httpx.AsyncClient, server: Server) -> dict[s
     return parse_metrics(resp.text) if resp.status_code == 200 else {}
 
 
-async def _measure(server: Server, spec: RunSpec, pending: deque[Work], run: Path,
+async def _measure(server: Server, spec: RunSpec, pending: deque[Work | SessionWork], run: Path,
                    tally: Tally, progress: Progress, say: Log) -> None:
     failed_starts = 0
     while pending:
@@ -261,7 +363,7 @@ async def _measure(server: Server, spec: RunSpec, pending: deque[Work], run: Pat
                 raise
             continue
         if n > 1:
-            say(f"{spec.run_id}: server start {n} ({len(pending)} requests left)")
+            say(f"{spec.run_id}: server start {n} ({len(pending)} work items left)")
         async with httpx.AsyncClient(limits=httpx.Limits(
                 max_connections=spec.concurrency + 1)) as client:
             server.mark(f"{records.WARMUP_MARKER} (server start {n})")
@@ -283,43 +385,106 @@ async def _measure(server: Server, spec: RunSpec, pending: deque[Work], run: Pat
 
 
 async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
-                   pending: deque[Work], run: Path, start_no: int, progress: Progress) -> None:
-    """Send pending work on ``spec.concurrency`` streams until done or the server dies."""
+                   pending: deque[Work | SessionWork], run: Path, start_no: int,
+                   progress: Progress) -> None:
+    """Send pending work on ``spec.concurrency`` streams until done or the server dies.
+
+    Sessions are taken in the plan's seeded order; stream ``i`` sends a session's turns to slot
+    ``2 i`` (REAL) or ``2 i + 1`` (SYNTHETIC), so a session keeps its slot (and its cached
+    prefix) from turn to turn, and each side's slot keeps that side's cache between sessions.
+    """
     died = False
 
-    async def stream() -> None:
+    async def prompt(w: Work, free_ns: int) -> None:
         nonlocal died
-        free_ns = time.perf_counter_ns()
-        while pending and not died:
-            w = pending.popleft()
-            body = request_body(spec, w.prompt.text)
+        body = request_body(spec, w.prompt.text)
+        sent_unix = time.time()
+        dispatch_ns = time.perf_counter_ns()
+        out = await complete(client, server.base_url, body, spec.timeout_s)
+        if isinstance(out, Completed):
+            records.append_jsonl(run / records.RESULTS, records.Result(
+                prompt_id=w.prompt.id, domain=w.prompt.domain,
+                prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
+                server_start=start_no, sent_unix_s=round(sent_unix, 3),
+                queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
+                e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
+                stop_type=out.stop_type, alpha=out.alpha))
+            progress.advance()
+            return
+        _record_failure(run, w.prompt.id, w.repeat, w.attempt, out, start_no, sent_unix)
+        if not server.alive():
+            died = True
+        if w.attempt < MAX_ATTEMPTS:
+            pending.appendleft(replace(w, attempt=w.attempt + 1))
+        else:
+            progress.advance()
+
+    async def session(w: SessionWork, slot: int, free_ns: int) -> None:
+        nonlocal died
+        s = w.session
+        assert spec.workload is not None
+        turns, attempt = list(w.turns), w.attempt
+        while turns:
+            pt = s.turns[turns[0]]
+            body = chat_body(s.messages(pt.turn), n_predict=pt.n_predict, slot=slot, spec=spec)
             sent_unix = time.time()
             dispatch_ns = time.perf_counter_ns()
-            out = await complete(client, server.base_url, body, spec.timeout_s)
+            out = await chat_complete(client, server.base_url, body, spec.timeout_s)
             if isinstance(out, Completed):
-                records.append_jsonl(run / records.RESULTS, records.Result(
-                    prompt_id=w.prompt.id, domain=w.prompt.domain,
-                    prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
-                    server_start=start_no, sent_unix_s=round(sent_unix, 3),
-                    queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
-                    e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
-                    stop_type=out.stop_type, alpha=out.alpha))
+                records.append_jsonl(run / records.RESULTS, _turn_result(
+                    s, pt.turn, out, spec.workload.condition, slot=slot, attempt=attempt,
+                    start_no=start_no, sent_unix=sent_unix,
+                    queue_ms=round((dispatch_ns - free_ns) / 1e6, 3)))
                 progress.advance()
-            else:
-                _record_failure(run, w, out, start_no, sent_unix)
-                if not server.alive():
-                    died = True
-                if w.attempt < MAX_ATTEMPTS:
-                    pending.appendleft(replace(w, attempt=w.attempt + 1))
-                else:
-                    progress.advance()
+                turns.pop(0)
+                attempt = 1
+                free_ns = time.perf_counter_ns()
+                continue
+            _record_failure(run, s.key, pt.turn, attempt, out, start_no, sent_unix)
+            if attempt >= MAX_ATTEMPTS:
+                turns.pop(0)
+                progress.advance()
+                attempt = 0
+            if not server.alive():
+                died = True
+                if turns:
+                    pending.appendleft(SessionWork(s, tuple(turns), attempt + 1))
+                return
+            attempt += 1
             free_ns = time.perf_counter_ns()
 
-    await asyncio.gather(*(stream() for _ in range(spec.concurrency)))
+    async def stream(slot: int) -> None:
+        while pending and not died:
+            w = pending.popleft()
+            free_ns = time.perf_counter_ns()
+            if isinstance(w, SessionWork):
+                await session(w, 2 * slot + (w.session.side != "real"), free_ns)
+            else:
+                await prompt(w, free_ns)
+
+    await asyncio.gather(*(stream(i) for i in range(spec.concurrency)))
 
 
-def _record_failure(run: Path, w: Work, out: Failed, start_no: int, sent_unix: float) -> None:
+def _turn_result(s: PlannedSession, turn: int, out: Completed, condition: str, *, slot: int,
+                 attempt: int, start_no: int, sent_unix: float,
+                 queue_ms: float) -> records.TurnResult:
+    pt = s.turns[turn]
+    n_out = out.timings.predicted_n
+    tpot = None
+    if out.ttft_ms is not None and n_out > 1:
+        tpot = round((out.e2e_ms - out.ttft_ms) / (n_out - 1), 3)
+    return records.TurnResult(
+        session_id=s.session_id, side=s.side, condition=condition, turn=turn, order=s.order,
+        slot=slot, attempt=attempt, server_start=start_no, sent_unix_s=round(sent_unix, 3),
+        queue_ms=queue_ms, prompt_chars=pt.prompt_chars, prompt_tokens=pt.prompt_tokens,
+        cached_tokens=out.timings.cache_n, output_tokens=n_out, n_predict=pt.n_predict,
+        ttft_ms=out.ttft_ms, tpot_ms=tpot, e2e_ms=out.e2e_ms, event_ms=out.event_ms,
+        timings=out.timings, stop_type=out.stop_type, alpha=out.alpha)
+
+
+def _record_failure(run: Path, prompt_id: str, repeat: int, attempt: int, out: Failed,
+                    start_no: int, sent_unix: float) -> None:
     records.append_jsonl(run / records.ERRORS, records.ErrorRecord(
-        prompt_id=w.prompt.id, repeat=w.repeat, attempt=w.attempt, server_start=start_no,
+        prompt_id=prompt_id, repeat=repeat, attempt=attempt, server_start=start_no,
         reason=out.reason, status=out.status, detail=out.detail,
         sent_unix_s=round(sent_unix, 3)))

@@ -54,8 +54,8 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
         "-m", str(files.model),
         "--host", "127.0.0.1",
         "--port", str(port),
-        "-c", str(spec.ctx_size * spec.concurrency),
-        "-np", str(spec.concurrency),
+        "-c", str(spec.ctx_size * slots(spec)),
+        "-np", str(slots(spec)),
         "-t", str(spec.threads),
         "-ngl", str(spec.n_gpu_layers),
         "--metrics",
@@ -71,6 +71,12 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
     if spec.p_min is not None:
         argv += ["--spec-draft-p-min", f"{spec.p_min:g}"]
     return argv
+
+
+def slots(spec: RunSpec) -> int:
+    """Server slots of a run: one per client stream; a workload run gives each stream one slot
+    per side (REAL, SYNTHETIC), so that each side's slot keeps that side's cache."""
+    return spec.concurrency * (2 if spec.workload is not None else 1)
 
 
 def draft_length_flags(drafter: str, k: int) -> list[str]:

@@ -14,12 +14,14 @@ from pathlib import Path
 from artifact import files, paths
 from artifact.contract import schema_markdown
 from artifact.contract import summary as summary_contract
+from artifact.contract import workload as workload_contract
 from artifact.errors import ArtifactError, cli
 
 BEGIN, END = "<!-- fields: begin (python -m artifact.contract) -->", "<!-- fields: end -->"
 # Each schema document and the root of the file it describes.
 DOCUMENTS: dict[Path, type] = {
     paths.ROOT / "docs" / "summary-schema.md": summary_contract.Summary,
+    paths.ROOT / "docs" / "workload-schema.md": workload_contract.Workload,
 }
 
 

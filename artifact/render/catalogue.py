@@ -26,8 +26,10 @@ class Entry:
 
 
 # In the order the paper numbers them.
-TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"))
-FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"))
+TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"),
+          Entry("workload", paths.WORKLOAD), Entry("ablation", paths.WORKLOAD))
+FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"),
+           Entry("workload", paths.WORKLOAD))
 TABLE_NAMES = tuple(e.name for e in TABLES)
 FIGURE_NAMES = tuple(e.name for e in FIGURES)
 

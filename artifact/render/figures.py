@@ -31,7 +31,9 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from artifact import files  # noqa: E402
+from artifact.contract import workload as wcontract  # noqa: E402
 from artifact.render import catalogue  # noqa: E402
+from artifact.render import workload as rworkload  # noqa: E402
 from artifact.render.model import Summary, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
 
@@ -453,6 +455,25 @@ FIGURES: dict[str, Callable[[Summary], Figure]] = {
 }
 
 
+def fig_workload(w: wcontract.Workload) -> Figure:
+    """SYNTHETIC against REAL per turn bin, one panel per latency, conditions side by side."""
+    fig, axes = _figure(2.5, ncols=len(wcontract.METRICS))
+    colours = {c: OKABE_ITO[i % len(OKABE_ITO)] for i, c in enumerate(w["order"])}
+    for ax, m in zip(list(axes), wcontract.METRICS, strict=True):
+        rworkload.plot_bins(ax, w, m, colours, title=rworkload.METRIC_LABELS[m])
+    axes[0].set_ylabel("SYNTHETIC vs REAL median (%)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if labels:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
+    return fig
+
+
+# The workload study's figures read workload.json (beside summary.json).
+WORKLOAD_FIGURES: dict[str, Callable[[wcontract.Workload], Figure]] = {
+    "workload": fig_workload,
+}
+
+
 def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
     """Write ``stem.png`` (600 dpi) and ``stem.pdf`` (vector), with no timestamps."""
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -468,7 +489,9 @@ def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
 
 def write(summary_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Build one figure from ``summary.json`` and save it under ``out_dir``."""
-    summary = load(summary_path)
     with plt.rc_context(STYLE):  # type: ignore[arg-type]
-        fig = FIGURES[name](summary)
+        if name in WORKLOAD_FIGURES:
+            fig = WORKLOAD_FIGURES[name](rworkload.load(summary_path))
+        else:
+            fig = FIGURES[name](load(summary_path))
         return save(fig, out_dir / name, dpi=dpi)

@@ -15,7 +15,9 @@ from typing import Any
 import jinja2
 
 from artifact import files
+from artifact.contract import workload as wcontract
 from artifact.render import catalogue
+from artifact.render import workload as rworkload
 from artifact.render.model import Summary, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
 
@@ -129,16 +131,37 @@ CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
 }
 
 
-def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
-    """One table in one format (``md`` or ``tex``) as text."""
+# The workload study's tables read workload.json (beside summary.json).
+WORKLOAD_CONTEXTS: dict[str, Callable[[wcontract.Workload], dict[str, Any]]] = {
+    "workload": rworkload.bins_context,
+    "ablation": rworkload.ablation_context,
+}
+
+
+def _env(fmt: str, templates: Path) -> jinja2.Environment:
     env = environment(fmt, jinja2.FileSystemLoader(templates / "tables"))
     env.filters["fit"] = fit_text
     env.filters["fit_short"] = fit_short
-    return env.get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
+    return env
+
+
+def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
+    """One table in one format (``md`` or ``tex``) as text."""
+    return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
+
+
+def render_workload(w: wcontract.Workload, name: str, fmt: str, templates: Path) -> str:
+    """One workload table in one format as text."""
+    return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(
+        **WORKLOAD_CONTEXTS[name](w))
 
 
 def write(summary_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
     """Render one table in every format into ``out_dir``; returns the files written."""
+    if name in WORKLOAD_CONTEXTS:
+        w = rworkload.load(summary_path)
+        return [files.write_text(path, render_workload(w, name, path.suffix[1:], templates))
+                for path in catalogue.table_files(name, out_dir)]
     summary = load(summary_path)
     return [files.write_text(path, render(summary, name, path.suffix[1:], templates))
             for path in catalogue.table_files(name, out_dir)]

@@ -119,7 +119,8 @@ def _arxiv() -> None:
 
 def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
-    return [*records.raw_run_files(paths.RUNS), paths.SUMMARY, paths.CLAIMS, PAPER, BIB,
+    return [*records.raw_run_files(paths.RUNS), *records.raw_run_files(paths.WORKLOAD_RUNS),
+            paths.SUMMARY, paths.WORKLOAD, paths.CLAIMS, PAPER, BIB,
             *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
 
@@ -180,7 +181,7 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "name": "vars",
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
-        "file_dep": _s([paths.SUMMARY, *code("artifact.render.vars")]),
+        "file_dep": _s([paths.SUMMARY, paths.WORKLOAD, *code("artifact.render.vars")]),
         "targets": _s([VARS]),
         "clean": True,
     }

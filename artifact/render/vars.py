@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files
+from artifact.render import workload as rworkload
 from artifact.render.model import Summary, load
 from artifact.render.text import is_missing
 
@@ -288,5 +289,8 @@ def dumps(v: dict[str, Any]) -> str:
 
 
 def write(summary_path: Path, out: Path) -> Path:
-    """Compute the variables from ``summary.json`` and write ``vars.json``."""
-    return files.write_text(out, dumps(compute(load(summary_path))))
+    """Compute the variables from ``summary.json`` (and, under ``workload``, the selections of
+    ``workload.json`` beside it that the workload section prints) and write ``vars.json``."""
+    variables = compute(load(summary_path))
+    variables["workload"] = rworkload.variables(rworkload.load(summary_path))
+    return files.write_text(out, dumps(variables))

@@ -107,3 +107,48 @@ def test_garbage_event_is_a_failure() -> None:
 def test_stop_event_without_timings_is_a_failure() -> None:
     out = run(lambda req: httpx.Response(200, content=sse({"stop": True})))
     assert isinstance(out, Failed) and out.reason == "bad_event" and "timings" in out.detail
+
+
+def run_chat(handler: Callable[[httpx.Request], httpx.Response]) -> Outcome:
+    from artifact.campaign.client import chat_complete
+
+    async def go() -> Outcome:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await chat_complete(client, "http://127.0.0.1:1", {"messages": []}, 5.0)
+
+    return asyncio.run(go())
+
+
+def chunk(content: str | None, finish: str | None = None, **extra: object) -> dict[str, object]:
+    delta = {} if content is None else {"content": content}
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+
+def test_chat_stream_gives_ttft_at_first_content_and_the_final_timings() -> None:
+    body = sse({"choices": [{"delta": {"role": "assistant", "content": None}}]},
+               chunk("Hel"), chunk("lo"), chunk(None, "length", timings=TIMINGS)) \
+        + b"data: [DONE]\n\n"
+    out = run_chat(lambda req: httpx.Response(200, content=body))
+    assert isinstance(out, Completed)
+    assert out.stop_type == "length" and out.timings.predicted_n == 3
+    assert len(out.event_ms) == 2 and out.ttft_ms == out.event_ms[0]
+
+
+def test_chat_error_inside_200_and_missing_finish_are_failures() -> None:
+    err = run_chat(lambda req: httpx.Response(200, content=sse(
+        chunk("a"), {"error": {"code": 500, "message": "context full"}})))
+    assert isinstance(err, Failed) and err.reason == "stream_error"
+    cut = run_chat(lambda req: httpx.Response(200, content=sse(chunk("a"), chunk("b"))))
+    assert isinstance(cut, Failed) and cut.reason == "truncated"
+    assert "without finish_reason" in cut.detail
+
+
+def test_chat_body_keeps_the_slot_caches_and_asks_for_exact_tokens() -> None:
+    from artifact.campaign.client import chat_body
+    from artifact.spec import load_campaign
+
+    spec = load_campaign(__import__("artifact.paths", fromlist=["x"]).CAMPAIGNS
+                         / "workload.toml").runs[0]
+    b = chat_body([{"role": "user", "content": "x"}], n_predict=7, slot=1, spec=spec)
+    assert b["cache_prompt"] is True and b["id_slot"] == 1 and b["stream"] is True
+    assert b["max_tokens"] == 7 and b["ignore_eos"] is True

@@ -25,6 +25,7 @@ from artifact.contract.summary import (
     Summary,
 )
 from artifact.errors import ArtifactError
+from tests.workload_corpus import write_workload_fixture
 
 DOMAINS = ("code", "chat", "math")
 TARGET = "SmolLM2-135M-Instruct"
@@ -244,5 +245,8 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
 
 
 def write_summary(path: Path, **kwargs: Any) -> Path:
-    """Write the fixture as the analysis writes ``summary.json`` (:mod:`artifact.files`)."""
+    """Write the fixture as the analysis writes ``summary.json`` (:mod:`artifact.files`), and
+    beside it the workload study's ``workload.json`` (from a small corpus of workload runs)."""
+    if not path.with_name("workload.json").exists():
+        write_workload_fixture(path.with_name("workload.json"))
     return files.write_json(path, build_summary(**kwargs))

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.axes import Axes
 
-from artifact.render import catalogue, figures, model
+from artifact.render import figures, model
 
 from .fixture import build_summary
 
@@ -100,7 +100,7 @@ def test_hardware_panels(summary: model.Summary) -> None:
     assert ttft.markers is not None and set(ttft.markers) == {"median", "p95"}
 
 
-@pytest.mark.parametrize("name", catalogue.FIGURE_NAMES)
+@pytest.mark.parametrize("name", list(figures.FIGURES))
 def test_every_figure_is_text_width(name: str, summary: model.Summary) -> None:
     with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
         fig = figures.FIGURES[name](summary)

@@ -9,6 +9,8 @@ import pytest
 from artifact import claims, paths
 from artifact.render import catalogue, manuscript, model, tables
 from artifact.render import vars as rvars
+from artifact.render import workload as rworkload
+from tests.workload_corpus import write_workload_fixture
 
 from .fixture import build_summary
 
@@ -18,10 +20,16 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     s = model.from_json(raw)
     build = tmp_path / "build"
     (build / "tables").mkdir(parents=True)
-    for name in catalogue.TABLE_NAMES:
+    for name in tables.CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render(s, name, "md", paths.TEMPLATES), encoding="utf-8")
-    return build, rvars.compute(s), raw
+    w = rworkload.load(write_workload_fixture(tmp_path / "workload.json"))
+    for name in tables.WORKLOAD_CONTEXTS:
+        (build / "tables" / f"{name}.md").write_text(
+            tables.render_workload(w, name, "md", paths.TEMPLATES), encoding="utf-8")
+    v = rvars.compute(s)
+    v["workload"] = rworkload.variables(w)
+    return build, v, raw
 
 
 @pytest.mark.parametrize("fmt", catalogue.PAPER_FORMATS)

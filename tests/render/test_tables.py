@@ -16,7 +16,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.mark.parametrize("fmt", catalogue.TABLE_FORMATS)
-@pytest.mark.parametrize("name", catalogue.TABLE_NAMES)
+@pytest.mark.parametrize("name", list(tables.CONTEXTS))
 def test_golden(name: str, fmt: str) -> None:
     got = tables.render(model.from_json(build_summary()), name, fmt, paths.TEMPLATES)
     golden = GOLDEN / f"{name}.{fmt}"
@@ -50,7 +50,7 @@ def test_hostile_label_is_escaped_in_markdown() -> None:
     assert row.replace("\\|", "").count("|") == header.count("|")
 
 
-@pytest.mark.parametrize("name", catalogue.TABLE_NAMES)
+@pytest.mark.parametrize("name", list(tables.CONTEXTS))
 def test_missing_is_an_em_dash_never_zero_or_nan(name: str) -> None:
     s = model.from_json(build_summary())
     for fmt in catalogue.TABLE_FORMATS:
@@ -108,3 +108,18 @@ def test_schema_errors_name_file_and_field(tmp_path: Path) -> None:
     del raw["runs"]["final-none"]["label"]
     with pytest.raises(model.SummaryError, match=r"field 'runs\.final-none\.label': missing"):
         model.from_json(raw, "x.json")
+
+
+@pytest.mark.parametrize("name", list(tables.WORKLOAD_CONTEXTS))
+def test_workload_tables_print_no_nan_and_mark_missing_intervals(name: str,
+                                                                 tmp_path: Path) -> None:
+    from artifact.render import workload as rworkload
+    from tests.workload_corpus import write_workload_fixture
+
+    w = rworkload.load(write_workload_fixture(tmp_path / "workload.json"))
+    for fmt in catalogue.TABLE_FORMATS:
+        out = tables.render_workload(w, name, fmt, paths.TEMPLATES)
+        assert not re.search(r"\b(nan|NaN|None|inf)\b", out)
+        assert ("{#tbl:" + name + "}" in out) if fmt == "md" else ("tbl:" + name in out)
+    bins = tables.render_workload(w, "workload", "md", paths.TEMPLATES)
+    assert "—" in bins  # the 30+ bin has one session: no interval

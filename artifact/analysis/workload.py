@@ -1,0 +1,387 @@
+"""The workload study: workload runs -> ``experiments/analysis/workload.json`` (pure statistics).
+
+Each workload run is one condition: REAL sessions and their SYNTHETIC twins measured on one
+server. Per turn bin and over all turns, the SYNTHETIC median of TTFT, TPOT and E2E latency is
+compared with the REAL median as a percent difference, with a percentile-bootstrap interval over
+**sessions** (whole sessions are resampled, on both sides at once: the sides are paired by
+session id). REAL is replayed in every condition; REAL against REAL of two conditions is the
+noise floor. Medians are lower medians (``inverted_cdf``), in the point estimate and in every
+resample alike.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from artifact import files, paths, records
+from artifact.analysis.params import BOOTSTRAP, Bootstrap
+from artifact.analysis.runs import AnalysisError
+from artifact.campaign.sessions import SessionError, SessionRecipe, load_recipes
+from artifact.contract import workload as contract
+from artifact.errors import RecordError
+from artifact.stats import cluster_weights, percentile_interval, weighted_median
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BIN_EDGES = (5, 10, 20, 30)  # turn index where the next bin starts
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class SideTurns:
+    """One side of one condition as columns (``nan`` where a value is absent)."""
+
+    session: list[str]
+    turn: IntArray
+    ttft_ms: FloatArray
+    tpot_ms: FloatArray
+    e2e_ms: FloatArray
+    prompt_tokens: FloatArray
+    prompt_chars: FloatArray
+    cached_tokens: FloatArray
+    output_tokens: FloatArray
+    draft_n: FloatArray
+    draft_accepted: FloatArray
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> SideTurns:
+        idx = np.flatnonzero(mask)
+        return SideTurns(session=[self.session[i] for i in idx], turn=self.turn[idx],
+                         **{k: getattr(self, k)[idx] for k in _FLOATS})
+
+    def metric(self, name: str) -> FloatArray:
+        out: FloatArray = getattr(self, name)
+        return out
+
+
+_FLOATS = ("ttft_ms", "tpot_ms", "e2e_ms", "prompt_tokens", "prompt_chars", "cached_tokens",
+           "output_tokens", "draft_n", "draft_accepted")
+
+
+def side_turns(turns: Sequence[records.TurnResult]) -> SideTurns:
+    """Columns of a side's turn records."""
+    def col(values: Sequence[float | int | None]) -> FloatArray:
+        return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+    return SideTurns(
+        session=[t.session_id for t in turns],
+        turn=np.array([t.turn for t in turns], dtype=np.int64),
+        ttft_ms=col([t.ttft_ms for t in turns]), tpot_ms=col([t.tpot_ms for t in turns]),
+        e2e_ms=col([t.e2e_ms for t in turns]),
+        prompt_tokens=col([t.prompt_tokens for t in turns]),
+        prompt_chars=col([t.prompt_chars for t in turns]),
+        cached_tokens=col([t.cached_tokens for t in turns]),
+        output_tokens=col([t.output_tokens for t in turns]),
+        draft_n=col([t.timings.draft_n for t in turns]),
+        draft_accepted=col([t.timings.draft_n_accepted for t in turns]))
+
+
+def bin_index(turn: npt.ArrayLike) -> IntArray:
+    """Index into :data:`contract.BINS` of each 0-based turn.
+
+    >>> bin_index([0, 4, 5, 19, 20, 29, 30, 45]).tolist()
+    [0, 0, 1, 2, 3, 3, 4, 4]
+    """
+    out: IntArray = np.digitize(np.asarray(turn), BIN_EDGES).astype(np.int64)
+    return out
+
+
+def p50(x: FloatArray) -> float:
+    """Lower median skipping ``nan`` (``nan`` when empty).
+
+    >>> p50(np.array([4.0, 1.0, np.nan, 3.0, 2.0]))
+    2.0
+    """
+    v = x[~np.isnan(x)]
+    return float(np.quantile(v, 0.5, method="inverted_cdf")) if v.size else math.nan
+
+
+def _mean(x: FloatArray) -> float:
+    v = x[~np.isnan(x)]
+    return float(v.mean()) if v.size else math.nan
+
+
+def _ratio(num: FloatArray, den: FloatArray) -> float:
+    ok = ~(np.isnan(num) | np.isnan(den))
+    d = float(den[ok].sum())
+    return float(num[ok].sum()) / d if d > 0 else math.nan
+
+
+def side_stats(s: SideTurns) -> contract.Side:
+    return contract.Side(
+        n_turns=len(s.session), ttft_ms_p50=p50(s.ttft_ms), tpot_ms_p50=p50(s.tpot_ms),
+        e2e_ms_p50=p50(s.e2e_ms), prompt_tokens_mean=_mean(s.prompt_tokens),
+        prompt_chars_mean=_mean(s.prompt_chars),
+        chars_per_token=_ratio(s.prompt_chars, s.prompt_tokens),
+        cached_tokens_mean=_mean(s.cached_tokens), output_tokens_mean=_mean(s.output_tokens),
+        acceptance=_ratio(s.draft_accepted, s.draft_n),
+        n_drafted=int(np.sum(s.draft_n > 0)))
+
+
+def pct(a: float, b: float) -> float:
+    """``100 (b / a - 1)``; ``nan`` when ``a`` is 0 or either is ``nan``.
+
+    >>> pct(200.0, 250.0), pct(0.0, 1.0)
+    (25.0, nan)
+    """
+    if math.isnan(a) or math.isnan(b) or a == 0:
+        return math.nan
+    return 100.0 * (b / a - 1.0)
+
+
+def paired_diff(a: SideTurns, b: SideTurns, metric: str, *, rng: np.random.Generator,
+                bootstrap: Bootstrap) -> contract.Interval:
+    """Median of ``b`` against median of ``a`` in percent, with a bootstrap over sessions.
+
+    Each resample draws sessions with replacement from those present on either side; a
+    session's turns enter both sides' medians with the session's multiplicity.
+    """
+    va, vb = a.metric(metric), b.metric(metric)
+    point = pct(p50(va), p50(vb))
+    sessions = sorted(set(a.session) | set(b.session))
+    if len(sessions) < 2 or math.isnan(point):
+        return contract.Interval(pct=point, lo=math.nan, hi=math.nan)
+    index = {s: i for i, s in enumerate(sessions)}
+    ga = np.array([index[s] for s in a.session], dtype=np.int64)
+    gb = np.array([index[s] for s in b.session], dtype=np.int64)
+    w = cluster_weights(len(sessions), rng=rng, n_resamples=bootstrap.resamples)
+    ka, kb = ~np.isnan(va), ~np.isnan(vb)
+    ma = weighted_median(va[ka], w[:, ga[ka]])
+    mb = weighted_median(vb[kb], w[:, gb[kb]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        draws = np.where(ma > 0, 100.0 * (mb / ma - 1.0), math.nan)
+    lo, hi = percentile_interval(draws, confidence=bootstrap.confidence)
+    return contract.Interval(pct=point, lo=lo, hi=hi)
+
+
+def _rng(bootstrap: Bootstrap, *key: str) -> np.random.Generator:
+    return np.random.default_rng([bootstrap.seed, zlib.crc32("/".join(key).encode())])
+
+
+def compare(a: SideTurns, b: SideTurns, *, key: str, bootstrap: Bootstrap
+            ) -> tuple[dict[str, contract.Interval], dict[str, dict[str, contract.Interval]]]:
+    """Aggregate and per-bin differences of ``b`` against ``a`` for every metric."""
+    agg = {m: paired_diff(a, b, m, rng=_rng(bootstrap, key, ALL, m), bootstrap=bootstrap)
+           for m in contract.METRICS}
+    bins: dict[str, dict[str, contract.Interval]] = {}
+    ba, bb = bin_index(a.turn), bin_index(b.turn)
+    for i, name in enumerate(contract.BINS):
+        sa, sb = a.take(ba == i), b.take(bb == i)
+        bins[name] = {m: paired_diff(sa, sb, m, rng=_rng(bootstrap, key, name, m),
+                                     bootstrap=bootstrap) for m in contract.METRICS}
+    return agg, bins
+
+
+def bin_entry(real: SideTurns, synth: SideTurns,
+              diff: dict[str, contract.Interval]) -> contract.Bin:
+    r, s = side_stats(real), side_stats(synth)
+    return contract.Bin(
+        n_sessions=len(set(real.session) | set(synth.session)), real=r, synthetic=s, diff=diff,
+        prompt_tokens_diff_pct=pct(_nan(r["prompt_tokens_mean"]), _nan(s["prompt_tokens_mean"])),
+        prompt_chars_diff_pct=pct(_nan(r["prompt_chars_mean"]), _nan(s["prompt_chars_mean"])))
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else x
+
+
+@dataclass(frozen=True)
+class WorkloadRun:
+    """One loaded workload run."""
+
+    run_id: str
+    condition: str
+    style: str
+    prefix_tokens: int
+    recurrent: bool
+    cpt_target: float | None
+    plan: dict[str, object]
+    real: SideTurns
+    synthetic: SideTurns
+    n_errors: int
+    duration_s: float | None
+    complete: bool
+    start_time: str  # when measuring began (config.json environment): the campaign's order
+    protocol: contract.Protocol
+
+
+def load_workload_run(run: Path) -> WorkloadRun:
+    """A workload run directory; a config that cannot be used is an :class:`AnalysisError`."""
+    where = f"{run.name}/{records.CONFIG}"
+    try:
+        config = records.read_json(run / records.CONFIG)
+        w = config["spec"]["workload"]
+        cond, style = str(w["condition"]), str(w["style"])
+        prefix, rec = int(w["prefix_tokens"]), bool(w["recurrent"])
+        cpt = w["chars_per_token"]
+        start = str(config.get("environment", {}).get("start_time", ""))
+        spec = config["spec"]
+        recipe = _recipe(str(spec["prompt_set"]))
+        protocol = contract.Protocol(
+            drafter=str(spec["drafter"]), k=spec["k"], n_predict_cap=int(spec["n_predict"]),
+            ctx_size=int(spec["ctx_size"]), concurrency=int(spec["concurrency"]),
+            threads=int(spec["threads"]), temperature=float(spec["temperature"]),
+            session_set=str(spec["prompt_set"]),
+            clip_chars=recipe.clip_chars if recipe else None,
+            max_turns=recipe.max_turns if recipe else None, block=int(w["block"]))
+    except (RecordError, KeyError, TypeError, ValueError) as err:
+        raise AnalysisError(f"{where}: not a workload run's config ({err})") from err
+    try:
+        plan = records.read_json(run / records.WORKLOAD)
+    except RecordError:
+        plan = {}
+    try:
+        metrics = records.read_json(run / records.METRICS)
+    except RecordError:
+        metrics = {}
+    turns, _ = records.read_turns(run, keep_events=False)
+    n_errors = len(records.read_jsonl(run / records.ERRORS).rows)
+    return WorkloadRun(
+        run_id=run.name, condition=cond, style="real text" if rec else style,
+        prefix_tokens=prefix, recurrent=rec,
+        cpt_target=None if cpt is None else float(cpt), plan=plan,
+        real=side_turns([t for t in turns if t.side == "real"]),
+        synthetic=side_turns([t for t in turns if t.side == "synthetic"]),
+        n_errors=n_errors,
+        duration_s=float(metrics["measure_s"]) if "measure_s" in metrics else None,
+        complete=bool(metrics.get("complete")), start_time=start, protocol=protocol)
+
+
+def _recipe(name: str) -> SessionRecipe | None:
+    """The session set's recipe (experiments/session_sets.toml), when it is there."""
+    try:
+        return load_recipes().get(name)
+    except SessionError:
+        return None
+
+
+def _plan_cpt(plan: dict[str, object], key: str) -> float | None:
+    cpt = plan.get("chars_per_token")
+    v = cpt.get(key) if isinstance(cpt, dict) else None
+    return float(v) if isinstance(v, int | float) else None
+
+
+def condition_entry(run: WorkloadRun, bootstrap: Bootstrap) -> contract.Condition:
+    agg, bins = compare(run.real, run.synthetic, key=run.condition, bootstrap=bootstrap)
+    br, bs = bin_index(run.real.turn), bin_index(run.synthetic.turn)
+    jac = run.plan.get("id_jaccard")
+    left = run.plan.get("problems")
+    return contract.Condition(
+        run_id=run.run_id, protocol=run.protocol, style=run.style, prefix_tokens=run.prefix_tokens,
+        recurrent=run.recurrent,
+        chars_per_token_target=_plan_cpt(run.plan, "target"),
+        chars_per_token_real=_plan_cpt(run.plan, "real"),
+        chars_per_token_synthetic=_plan_cpt(run.plan, "synthetic"),
+        id_jaccard=float(jac) if isinstance(jac, int | float) else None,
+        n_sessions=len(set(run.real.session) | set(run.synthetic.session)),
+        n_turns=len(run.real.session), n_errors=run.n_errors, duration_s=run.duration_s,
+        sessions_left_out=[str(x) for x in left] if isinstance(left, list) else [],
+        bins={name: bin_entry(run.real.take(br == i), run.synthetic.take(bs == i), bins[name])
+              for i, name in enumerate(contract.BINS)},
+        aggregate=bin_entry(run.real, run.synthetic, agg))
+
+
+def knobs_text(run: WorkloadRun) -> str:
+    """What the synthetic side changed, in words (for the ablation table)."""
+    if run.recurrent:
+        return "real text of the other sessions"
+    cpt = "the real chars/token" if run.cpt_target is None else f"{run.cpt_target:g} chars/token"
+    out = f"{run.style} filler at {cpt}"
+    return out + (f", shared {run.prefix_tokens}-token prefix" if run.prefix_tokens else "")
+
+
+def noise_floor(runs: Sequence[WorkloadRun], bootstrap: Bootstrap) -> contract.NoiseFloor:
+    pairs: list[contract.Floor] = []
+    for a, b in combinations(runs, 2):
+        agg, bins = compare(a.real, b.real, key=f"floor/{a.condition}/{b.condition}",
+                            bootstrap=bootstrap)
+        pairs.append(contract.Floor(a=a.condition, b=b.condition, bins=bins, aggregate=agg))
+    floor: dict[str, dict[str, float | None]] = {}
+    for name in (*contract.BINS, ALL):
+        floor[name] = {}
+        for m in contract.METRICS:
+            vals = [abs(p) for f in pairs if (p := _nan((f["aggregate"] if name == ALL
+                                                         else f["bins"][name])[m]["pct"]))
+                    == p]
+            floor[name][m] = max(vals) if vals else math.nan
+    return contract.NoiseFloor(pairs=pairs, max_abs_pct=floor)
+
+
+def ablation(runs: Sequence[WorkloadRun], conds: dict[str, contract.Condition],
+             floor: contract.NoiseFloor) -> list[contract.AblationRow]:
+    rows = []
+    for run in runs:
+        diff = conds[run.condition]["aggregate"]["diff"]
+        beyond: dict[str, bool | None] = {}
+        for m in contract.METRICS:
+            d, f = diff[m], floor["max_abs_pct"][ALL][m]
+            if d["pct"] is None or d["lo"] is None or d["hi"] is None or f is None \
+                    or any(math.isnan(x) for x in (d["pct"], d["lo"], d["hi"], f)):
+                beyond[m] = None
+            else:
+                beyond[m] = abs(d["pct"]) > f and (d["lo"] > 0 or d["hi"] < 0)
+        rows.append(contract.AblationRow(condition=run.condition, knobs=knobs_text(run),
+                                         diff=diff, beyond_floor=beyond))
+    return rows
+
+
+def analyse(runs: Sequence[WorkloadRun], *, bootstrap: Bootstrap = BOOTSTRAP
+            ) -> contract.Workload:
+    warnings: list[str] = []
+    for r in runs:
+        if not r.complete:
+            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
+        if len(r.real.session) != len(r.synthetic.session):
+            warnings.append(f"{r.run_id}: {len(r.real.session)} REAL turns, "
+                            f"{len(r.synthetic.session)} SYNTHETIC")
+    conds = {r.condition: condition_entry(r, bootstrap) for r in runs}
+    floor = noise_floor(runs, bootstrap)
+    return contract.Workload(
+        schema_version=contract.SCHEMA_VERSION, conditions=conds,
+        order=[r.condition for r in runs], noise_floor=floor,
+        ablation=ablation(runs, conds, floor),
+        parameters=contract.Parameters(bootstrap_resamples=bootstrap.resamples,
+                                       bootstrap_seed=bootstrap.seed,
+                                       confidence=bootstrap.confidence,
+                                       bins=list(contract.BINS)),
+        warnings=warnings)
+
+
+def load_workload_runs(root: Path) -> tuple[list[WorkloadRun], list[str]]:
+    """Every workload run under ``root`` (``_``-prefixed folders skipped) in the order they
+    were measured, and one warning line per run left out."""
+    runs: list[WorkloadRun] = []
+    warnings: list[str] = []
+    subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))) \
+        if root.is_dir() else []
+    for sub in subs:
+        try:
+            runs.append(load_workload_run(sub))
+        except AnalysisError as err:
+            warnings.append(f"{err}; left out")
+    runs.sort(key=lambda r: (r.start_time, r.run_id))
+    return runs, warnings
+
+
+def build_workload(root: Path, *, bootstrap: Bootstrap = BOOTSTRAP) -> contract.Workload:
+    """The ``workload.json`` object of the runs under ``root``, checked against the contract."""
+    runs, warnings = load_workload_runs(root)
+    result = analyse(runs, bootstrap=bootstrap)
+    plain = {k: files.to_plain(v, k) for k, v in result.items() if k != "warnings"}
+    plain["warnings"] = sorted(set(warnings + result["warnings"]))
+    return contract.validate(plain, source=f"workload analysis of {root}", error=AnalysisError)
+
+
+def write_workload(root: Path = paths.WORKLOAD_RUNS, out: Path = paths.WORKLOAD
+                   ) -> contract.Workload:
+    """Build and write ``workload.json`` atomically (sorted keys, 6 significant digits)."""
+    data = build_workload(root)
+    files.write_text(out, files.dumps_json(data))
+    return data

