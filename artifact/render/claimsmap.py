@@ -88,7 +88,8 @@ def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
             f"`{c.id}`",
             claims.format_value(c, c.expected) + f" ({c.describe_tolerance()})",
             "; ".join(c.used_in) or "-",
-            run_args(ids, all_runs) if ids else "-",
+            (("workload.toml: " if runs[0].path.parent == paths.WORKLOAD_RUNS else "")
+             + run_args(ids, all_runs)) if ids else "-",
             sources.human_duration(total) + (f", {len(ids)} runs" if len(ids) > 1 else ""),
             resources(runs) if runs else "-",
         )) + " |")

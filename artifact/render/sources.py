@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from artifact import paths
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunSource:
@@ -91,7 +93,11 @@ def run_source(run_dir: Path) -> RunSource:
 
 
 def claim_runs(patterns: Sequence[str], runs_root: Path) -> list[RunSource]:
-    return [run_source(runs_root / r) for r in expand_runs(patterns, runs_root)]
+    found = [run_source(runs_root / r) for r in expand_runs(patterns, runs_root)]
+    if not found and runs_root == paths.RUNS:  # the workload study's claims name its own runs
+        found = [run_source(paths.WORKLOAD_RUNS / r)
+                 for r in expand_runs(patterns, paths.WORKLOAD_RUNS)]
+    return found
 
 
 _HEADING = re.compile(
