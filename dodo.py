@@ -18,7 +18,7 @@ from doit import task_params
 from doit.exceptions import TaskFailed
 
 from artifact import paths
-from artifact.analysis.task import task_analysis
+from artifact.analysis.task import task_accsplit, task_analysis
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from artifact.spec import Campaign
 
 __all__ = [
-    "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
-    "task_manuscript", "task_prompts", "task_readme", "task_tables", "task_toolchain",
-    "task_verify",
+    "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick",
+    "task_manifest", "task_manuscript", "task_prompts", "task_readme", "task_tables",
+    "task_toolchain", "task_verify",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request

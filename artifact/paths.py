@@ -19,6 +19,7 @@ PROMPTS = EXPERIMENTS / "prompts"
 PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
 ANALYSIS = EXPERIMENTS / "analysis"
 SUMMARY = ANALYSIS / "summary.json"
+ACCSPLIT = ANALYSIS / "accsplit.json"
 CLAIMS = EXPERIMENTS / "claims.toml"
 
 TEMPLATES = ROOT / "templates"

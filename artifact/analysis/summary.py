@@ -25,6 +25,8 @@ from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_
 from artifact.contract import summary as contract
 from artifact.contract.summary import Environment, LogPairing, Parameters, RunEntry
 
+# Families analysed by their own study module, not by summary.json (accsplit -> accsplit.json).
+OWN_ANALYSIS = frozenset({"accsplit"})
 ENV_FIELDS = (
     "llama_cpp_version",
     "binary_sha256",
@@ -233,8 +235,14 @@ def build_summary(
     runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP
 ) -> contract.Summary:
     """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
-    checked against the contract before anything is written."""
+    checked against the contract before anything is written.
+
+    Runs of a study with its own analysis (:data:`OWN_ANALYSIS` families) are left out.
+    """
     runs, warnings = load_runs(runs_root)
+    elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
+    warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
+    runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     nan_paths: list[str] = []

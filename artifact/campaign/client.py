@@ -24,6 +24,7 @@ class Completed:
     ttft_ms: float | None  # first event that carries generated text
     e2e_ms: float
     event_ms: list[float]
+    event_text: list[str]  # the ``content`` of each event, parallel to event_ms
     timings: Timings
     stop_type: str
 
@@ -45,18 +46,21 @@ class Failed:
 Outcome = Completed | Failed
 
 
-def request_body(spec: RunSpec, prompt: str) -> dict[str, Any]:
-    """The JSON body of one cold, streamed request."""
-    return {
+def request_body(spec: RunSpec, prompt: str, repeat: int = 0) -> dict[str, Any]:
+    """The JSON body of one cold, streamed request (its seed from :meth:`RunSpec.request_seed`)."""
+    body: dict[str, Any] = {
         "prompt": prompt,
         "n_predict": spec.n_predict,
         "temperature": spec.temperature,
         "top_k": spec.top_k,
         "top_p": spec.top_p,
-        "seed": spec.seed,
+        "seed": spec.request_seed(repeat),
         "stream": True,
         "cache_prompt": False,  # cold runs: no prefix reuse between requests
     }
+    if spec.ignore_eos:
+        body["ignore_eos"] = True  # the answer runs to n_predict tokens
+    return body
 
 
 def _ms(ns: int) -> float:
@@ -92,6 +96,7 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
     timeout = httpx.Timeout(timeout_s, connect=10.0)
     t0 = time.perf_counter_ns()
     events: list[float] = []
+    texts: list[str] = []
     ttft: float | None = None
     try:
         async with client.stream("POST", f"{base_url}/completion", json=body,
@@ -116,6 +121,8 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
                     return Failed(reason="stream_error", status=200,
                                   detail=json.dumps(event["error"])[:500])
                 events.append(_ms(now - t0))
+                content = event.get("content")
+                texts.append(content if isinstance(content, str) else "")
                 if ttft is None and event.get("content"):
                     ttft = _ms(now - t0)
                 if event.get("stop"):
@@ -124,7 +131,7 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
                     except ValueError as err:
                         return Failed(reason="bad_event", status=200, detail=str(err))
                     return Completed(ttft_ms=ttft, e2e_ms=_ms(time.perf_counter_ns() - t0),
-                                     event_ms=events, timings=timings,
+                                     event_ms=events, event_text=texts, timings=timings,
                                      stop_type=str(event.get("stop_type", "")))
     except httpx.TimeoutException as err:
         return Failed(reason="timeout", status=None, detail=f"{type(err).__name__}: {err}")

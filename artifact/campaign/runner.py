@@ -292,18 +292,26 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
         free_ns = time.perf_counter_ns()
         while pending and not died:
             w = pending.popleft()
-            body = request_body(spec, w.prompt.text)
+            body = request_body(spec, w.prompt.text, w.repeat)
+            before = (await _metrics_snapshot(client, server)
+                      if spec.metrics_per_request else None)
             sent_unix = time.time()
             dispatch_ns = time.perf_counter_ns()
             out = await complete(client, server.base_url, body, spec.timeout_s)
             if isinstance(out, Completed):
+                delta = None
+                if before is not None:  # the request's own counters (concurrency 1 only)
+                    after = await _metrics_snapshot(client, server)
+                    delta = counter_delta(before, after) if before and after else None
                 records.append_jsonl(run / records.RESULTS, records.Result(
                     prompt_id=w.prompt.id, domain=w.prompt.domain,
                     prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
                     server_start=start_no, sent_unix_s=round(sent_unix, 3),
                     queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
                     e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
-                    stop_type=out.stop_type, alpha=out.alpha))
+                    stop_type=out.stop_type, alpha=out.alpha, event_text=out.event_text,
+                    seed=body["seed"], window=spec.window, utc_date=utc_date(sent_unix),
+                    metrics_delta=delta))
                 progress.advance()
             else:
                 _record_failure(run, w, out, start_no, sent_unix)
@@ -316,6 +324,15 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
             free_ns = time.perf_counter_ns()
 
     await asyncio.gather(*(stream() for _ in range(spec.concurrency)))
+
+
+def utc_date(unix_s: float) -> str:
+    """The UTC calendar date of a wall-clock time, a label only.
+
+    >>> utc_date(0.0)
+    '1970-01-01'
+    """
+    return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d")
 
 
 def _record_failure(run: Path, w: Work, out: Failed, start_no: int, sent_unix: float) -> None:
