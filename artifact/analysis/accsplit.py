@@ -455,7 +455,7 @@ def protocol(loaded: Loaded) -> dict[str, Any]:
                     for p, d in sorted({(x.prompt_id, x.domain) for x in o})],
         "n_requests": len(o),
         "n_runs": len(loaded.runs),
-        "temperature": sorted({r.desc.sampling.temperature for r in loaded.runs}),
+        "temperature": sorted({r.desc.sampling["temperature"] for r in loaded.runs}),
         "step_rule": {"floor_ms": _steps.FLOOR_MS, "fraction": _steps.FRACTION},
     }
 

@@ -61,7 +61,7 @@ def _write_accsplit(runs: Path, out: Path) -> None:
 
 def accsplit_runs(root: Path = paths.RUNS) -> list[Path]:
     """Run directories of the acceptance-split study (family ``accsplit`` in config.json)."""
-    import json
+    import json  # the standard library's; doit imports this module on every `doit list`
 
     out = []
     for config in sorted(root.glob(f"*/{records.CONFIG}")):
@@ -80,11 +80,10 @@ def task_accsplit() -> dict[str, Any]:
     """Acceptance-split study: its raw runs -> experiments/analysis/accsplit.json."""
     deps = sorted(str(p) for run in accsplit_runs() for p in run.iterdir()
                   if p.name in RUN_FILES)
-    code = [str(_CODE / f"{m}.py") for m in
-            ("accsplit", "accsplit_obs", "accsplit_stats", "steps", "segments", "logs", "runs")]
+    code = [str(p) for p in imports.closure("artifact.analysis.accsplit")]
     return {
         "actions": [(_write_accsplit, [paths.RUNS, paths.ACCSPLIT])],
-        "file_dep": deps + code + [str(_CODE.parent / "stats.py")],
+        "file_dep": deps + code,
         "targets": [str(paths.ACCSPLIT)],
         "clean": True,
     }
