@@ -175,5 +175,6 @@ def test_accsplit_campaign_shape() -> None:
     batches = {r.concurrency: {x.window for x in camp.runs if x.concurrency == r.concurrency}
                for r in camp.runs}
     assert batches == {1: {"w1", "w2", "w3"}, 2: {"w2"}, 4: {"w3"}}
+    assert {r.drafter for r in camp.runs if r.concurrency > 1} == drafters - {"none"}
     seeds = {w: {r.seed for r in camp.runs if r.window == w} for w in windows}
     assert all(len(s) == 1 for s in seeds.values()) and len(set.union(*seeds.values())) == 3

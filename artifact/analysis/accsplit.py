@@ -32,6 +32,7 @@ from artifact.analysis import steps as _steps
 from artifact.analysis.accsplit_obs import Obs, observe
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import AnalysisError, ConfigError, Run, load_run
+from artifact.contract import accsplit as C
 
 FAMILY = "accsplit"
 SHORT, LONG = 128, 256
@@ -64,7 +65,7 @@ def _pooled(obs: Sequence[Obs]) -> float:
     return S.ratio(_sum(o.accepted for o in obs), _sum(o.rounds for o in obs))
 
 
-def _positions(obs: Sequence[Obs]) -> list[S.Value]:
+def _positions(obs: Sequence[Obs]) -> list[C.Value]:
     """Accepted at draft position i over rounds, pooled (MEASURED)."""
     with_pos = [o for o in obs if o.pos_accepted is not None and o.rounds]
     if not with_pos:
@@ -91,9 +92,9 @@ def batch1(obs: Iterable[Obs]) -> list[Obs]:
 # --- 1. prompt x budget --------------------------------------------------------------------
 
 
-def by_prompt_budget(obs: Sequence[Obs]) -> list[dict[str, Any]]:
+def by_prompt_budget(obs: Sequence[Obs]) -> list[C.PromptBudgetRow]:
     """Per (configuration, prompt, budget) at batch 1; runs are the independent units."""
-    rows = []
+    rows: list[C.PromptBudgetRow] = []
     for (config, prompt, budget), g in _group(drafted(batch1(obs)),
                                               lambda o: (o.config, o.prompt_id, o.budget)).items():
         rows.append({
@@ -112,13 +113,29 @@ def by_prompt_budget(obs: Sequence[Obs]) -> list[dict[str, Any]]:
     return rows
 
 
+def by_config(obs: Sequence[Obs]) -> list[C.ConfigRow]:
+    """Per (configuration, budget, batch): accepted per round pooled over prompts, per run."""
+    rows: list[C.ConfigRow] = []
+    for (config, budget, batch), g in _group(drafted(obs),
+                                             lambda o: (o.config, o.budget, o.batch)).items():
+        per_run = [_pooled(list(r)) for r in _group(g, _run_unit).values()]
+        rows.append({
+            "config": config, "budget": budget, "batch": batch, "n_requests": len(g),
+            "pooled_accepted_per_round": S.value(_pooled(g), S.MEASURED),
+            "accepted_per_round": S.interval(per_run, kind=S.MEASURED, over="runs"),
+            "per_position": _positions(g),
+            "windows": sorted({o.window for o in g if o.window}),
+        })
+    return rows
+
+
 # --- 2. windows and dates ------------------------------------------------------------------
 
 
-def by_window(obs: Sequence[Obs]) -> dict[str, Any]:
+def by_window(obs: Sequence[Obs]) -> C.ByWindow:
     """Pooled acceptance per window, and each window's paired difference from the first."""
     b1 = drafted(batch1(obs))
-    cells = []
+    cells: list[C.WindowCell] = []
     for (config, budget, window), g in _group(b1, lambda o: (o.config, o.budget, o.window)
                                               ).items():
         cells.append({"config": config, "budget": budget, "window": window,
@@ -128,7 +145,7 @@ def by_window(obs: Sequence[Obs]) -> dict[str, Any]:
                       "accepted_per_round": S.interval([o.accepted_per_round for o in g],
                                                        kind=S.MEASURED, over="prompts")})
     windows = sorted({o.window for o in b1 if o.window})
-    diffs = []
+    diffs: list[C.WindowDiff] = []
     if windows:
         first = windows[0]
         for (config, budget), g in _group(b1, lambda o: (o.config, o.budget)).items():
@@ -139,7 +156,7 @@ def by_window(obs: Sequence[Obs]) -> dict[str, Any]:
                      and per[(w, p)] is not None]
                 diffs.append({"config": config, "budget": budget, "window": w, "vs": first,
                               "diff": S.interval(d, kind=S.MEASURED, over="prompts")})
-    spread = [S.interval([o.accepted_per_round for o in g], kind=S.MEASURED, over="windows").sd
+    spread = [S.interval([o.accepted_per_round for o in g], kind=S.MEASURED, over="windows")["sd"]
               for g in _group(b1, lambda o: (o.config, o.prompt_id, o.budget)).values()]
     sds = [x for x in spread if x is not None]
     return {"windows": windows, "cells": cells, "diff_from_first": diffs,
@@ -147,11 +164,11 @@ def by_window(obs: Sequence[Obs]) -> dict[str, Any]:
                                               S.MEASURED)}
 
 
-def by_date(obs: Sequence[Obs]) -> dict[str, Any]:
+def by_date(obs: Sequence[Obs]) -> C.ByDate:
     """Pooled acceptance per (configuration, budget, UTC date) at batch 1."""
     b1 = drafted(batch1(obs))
     dates = sorted({o.utc_date for o in batch1(obs) if o.utc_date})
-    cells = [{"config": c, "budget": b, "date": d, "n_requests": len(g),
+    cells: list[C.DateCell] = [{"config": c, "budget": b, "date": d, "n_requests": len(g),
               "pooled_accepted_per_round": S.value(_pooled(g), S.MEASURED)}
              for (c, b, d), g in _group(b1, lambda o: (o.config, o.budget, o.utc_date)).items()]
     return {"dates": dates, "n_dates": len(dates), "one_date": len(dates) == 1, "cells": cells}
@@ -160,18 +177,22 @@ def by_date(obs: Sequence[Obs]) -> dict[str, Any]:
 # --- 3. reconciliation ---------------------------------------------------------------------
 
 
-def reconciliation(obs: Sequence[Obs]) -> dict[str, Any]:
+def reconciliation(obs: Sequence[Obs]) -> C.Reconciliation:
     """Each client estimator minus the server's accepted per round, per configuration.
 
     For the no-draft control the server's figure is 0 accepted tokens per step by construction.
     Also: client steps against the server's (answer tokens - accepted), and the agreement of
     the per-request sources.
     """
-    rows = []
+    rows: list[C.ReconRow] = []
     for config, g in _group(batch1(obs), lambda o: (o.config,)).items():
-        ref = [0.0 if o.drafter == "none" else o.accepted_per_round for o in g]
+        control = g[0].drafter == "none"
+        ref = [0.0 if control else o.accepted_per_round for o in g]
         server = S.interval(ref, kind=S.MEASURED, over="requests")
-        est = {}
+        if control:  # zero by construction: a value, not an interval
+            server = {**server, "sd": None, "low": None, "high": None,
+                      "ci_reason": "no draft: zero by construction"}
+        est: dict[str, C.EstimatorResult] = {}
         for name in _steps.ESTIMATORS:
             vals = [getattr(o.est, name) for o in g]
             est[name] = {
@@ -189,7 +210,7 @@ def reconciliation(obs: Sequence[Obs]) -> dict[str, Any]:
     return {"rows": rows, "sources": cross_check(obs)}
 
 
-def cross_check(obs: Sequence[Obs]) -> list[dict[str, Any]]:
+def cross_check(obs: Sequence[Obs]) -> list[C.SourceCheck]:
     """Where two sources count the same thing for one request, how often they disagree."""
     pairs: list[tuple[str, str, Callable[[Obs], tuple[float | None, float | None]]]] = [
         ("accepted", "metrics vs reply", lambda o: (o.accepted if o.source == "metrics"
@@ -204,7 +225,7 @@ def cross_check(obs: Sequence[Obs]) -> list[dict[str, Any]]:
                                                 else None, o.rounds_log)),
         ("accepted", "reply vs log", lambda o: (o.accepted_reply, o.accepted_log)),
     ]
-    out = []
+    out: list[C.SourceCheck] = []
     for what, sources, get in pairs:
         both = [(a, b) for a, b in (get(o) for o in drafted(obs)
                                     if o.accepted_reply is not None or o.source == "metrics")
@@ -219,21 +240,20 @@ def cross_check(obs: Sequence[Obs]) -> list[dict[str, Any]]:
 # --- 4. length split -----------------------------------------------------------------------
 
 
-def length_split(obs: Sequence[Obs]) -> list[dict[str, Any]]:
+def length_split(obs: Sequence[Obs]) -> list[C.LengthRow]:
     """Short-budget acceptance and the ESTIMATED acceptance of the tokens past it.
 
     late = (mean accepted_L - mean accepted_S) / (mean rounds_L - mean rounds_S), over group
     means; its interval is over runs, one late value per run that has both budgets.
     """
-    rows = []
+    rows: list[C.LengthRow] = []
     b1 = drafted(batch1(obs))
     for (config,), g in _group(b1, lambda o: (o.config,)).items():
         for prompt in [None, *sorted({o.prompt_id for o in g})]:
             cell = [o for o in g if prompt is None or o.prompt_id == prompt]
             s = [o for o in cell if o.budget == SHORT]
             lo = [o for o in cell if o.budget == LONG]
-            rows.append({"config": config, "prompt_id": prompt or "all prompts",
-                         **_late(s, lo)})
+            rows.append(_late(config, prompt or "all prompts", s, lo))
     return rows
 
 
@@ -242,7 +262,7 @@ def _mean(xs: Sequence[float | int | None]) -> float:
     return sum(v) / len(v) if v else math.nan
 
 
-def _late(s: Sequence[Obs], lo: Sequence[Obs]) -> dict[str, Any]:
+def _late(config: str, prompt: str, s: Sequence[Obs], lo: Sequence[Obs]) -> C.LengthRow:
     def late(a: Sequence[Obs], b: Sequence[Obs]) -> float:
         return S.ratio(_mean([o.accepted for o in b]) - _mean([o.accepted for o in a]),
                        _mean([o.rounds for o in b]) - _mean([o.rounds for o in a]))
@@ -253,6 +273,7 @@ def _late(s: Sequence[Obs], lo: Sequence[Obs]) -> dict[str, Any]:
     same = [(a, b) for a in s for b in lo if (a.run_id.split("-")[0], a.prompt_id, a.repeat)
             == (b.run_id.split("-")[0], b.prompt_id, b.repeat)]
     return {
+        "config": config, "prompt_id": prompt,
         "short": S.value(S.ratio(_mean([o.accepted for o in s]), _mean([o.rounds for o in s])),
                          S.MEASURED),
         "long": S.value(S.ratio(_mean([o.accepted for o in lo]), _mean([o.rounds for o in lo])),
@@ -268,20 +289,20 @@ def _late(s: Sequence[Obs], lo: Sequence[Obs]) -> dict[str, Any]:
 # --- 5. segments ---------------------------------------------------------------------------
 
 
-def segment_split(obs: Sequence[Obs]) -> list[dict[str, Any]]:
+def segment_split(obs: Sequence[Obs]) -> list[C.SegmentRow]:
     """Code vs prose accepted per step, ESTIMATED from client steps, after its validation.
 
     Validation: on answers that are one segment only, the estimator (tokens per client step - 1)
     against the server's accepted per round (0 for the no-draft control).
     """
-    rows = []
+    rows: list[C.SegmentRow] = []
     for (config,), g in _group(batch1(obs), lambda o: (o.config,)).items():
         single = [o for o in g if (o.code.tokens == 0) != (o.prose.tokens == 0)]
         ref = [0.0 if o.drafter == "none" else o.accepted_per_round for o in single]
         bias = [o.est.tokens_per_step - r if r is not None else None
                 for o, r in zip(single, ref, strict=True)]
         both = [o for o in g if o.code.tokens and o.prose.tokens]
-        seg = {}
+        seg: dict[str, C.SegmentStats] = {}
         for name in ("code", "prose"):
             parts = [getattr(o, name) for o in g]
             tokens, steps_ = sum(p.tokens for p in parts), sum(p.steps for p in parts)
@@ -302,11 +323,11 @@ def segment_split(obs: Sequence[Obs]) -> list[dict[str, Any]]:
 # --- 6. batch ------------------------------------------------------------------------------
 
 
-def batch_split(obs: Sequence[Obs]) -> list[dict[str, Any]]:
+def batch_split(obs: Sequence[Obs]) -> list[C.BatchRow]:
     """Acceptance by concurrent streams, inside the window that holds every batch."""
     batches_of = _group(obs, lambda o: (o.window,))
     windows = [w for (w,), g in batches_of.items() if len({o.batch for o in g}) > 1]
-    rows = []
+    rows: list[C.BatchRow] = []
     for w in windows:
         for (config, budget, batch), g in _group(
                 [o for o in obs if o.window == w], lambda o: (o.config, o.budget, o.batch)
@@ -333,7 +354,7 @@ def batch_split(obs: Sequence[Obs]) -> list[dict[str, Any]]:
 
 
 def shift(obs: Sequence[Obs], *, config: str, a: str, b: str, short: int = SHORT,
-          long: int = LONG) -> dict[str, Any]:
+          long: int = LONG) -> C.ShiftRow:
     """From (A, short) to (B, long) through (B, short): prompt step, length step, total.
 
     Each step is a difference of accepted per round within a run (window, repeat), so its
@@ -358,12 +379,12 @@ def shift(obs: Sequence[Obs], *, config: str, a: str, b: str, short: int = SHORT
             out.append(vy - vx if vx is not None and vy is not None else None)
         return out
 
-    def mean_cell(name: str) -> S.Value:
+    def mean_cell(name: str) -> C.Value:
         return S.value(_mean(list(cells[name].values())), S.MEASURED)
 
     return {
-        "config": config, "from": {"prompt_id": a, "budget": short},
-        "via": {"prompt_id": b, "budget": short}, "to": {"prompt_id": b, "budget": long},
+        "config": config, "from_cell": {"prompt_id": a, "budget": short},
+        "via_cell": {"prompt_id": b, "budget": short}, "to_cell": {"prompt_id": b, "budget": long},
         "a_short": mean_cell("a_short"), "b_short": mean_cell("b_short"),
         "b_long": mean_cell("b_long"),
         "prompt_step": S.interval(diffs("a_short", "b_short"), kind=S.MEASURED, over="runs"),
@@ -416,7 +437,7 @@ def load(runs_root: Path) -> Loaded:
     return Loaded(obs=obs, runs=runs, warnings=warnings)
 
 
-def protocol(loaded: Loaded) -> dict[str, Any]:
+def protocol(loaded: Loaded) -> C.Protocol:
     """What was run, when: windows with their UTC span and wall time, dates, cells."""
     windows: dict[str, dict[str, Any]] = {}
     for run in loaded.runs:
@@ -438,7 +459,8 @@ def protocol(loaded: Loaded) -> dict[str, Any]:
     def iso(t: float) -> str:
         return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    out_w = {w: {"start_utc": iso(v["start"]), "end_utc": iso(v["end"]), "runs": v["runs"],
+    out_w: dict[str, C.WindowInfo] = {
+        w: {"start_utc": iso(v["start"]), "end_utc": iso(v["end"]), "runs": v["runs"],
                  "wall_s": S.value(v["end"] - v["start"], S.MEASURED),
                  "measure_s": S.value(v["measure_s"], S.MEASURED),
                  "dates": sorted(v["dates"])} for w, v in sorted(windows.items())}
@@ -460,15 +482,22 @@ def protocol(loaded: Loaded) -> dict[str, Any]:
     }
 
 
-def analyse(loaded: Loaded) -> dict[str, Any]:
-    """The whole study as plain data (before rounding)."""
+def analyse(loaded: Loaded, warnings: list[str]) -> dict[str, Any]:
+    """The whole study as plain data (before rounding); problems are appended to
+    ``warnings``."""
     o = loaded.obs
     if not o:
         raise AnalysisError("accsplit: no runs of family 'accsplit' to analyse")
     configs = sorted({x.config for x in drafted(o)})
-    shifts = [shift(o, config=c, a=SHIFT_FROM, b=SHIFT_TO) for c in configs]
+    shifts: list[C.ShiftRow] = []
+    for c in configs:  # a campaign not yet complete lacks cells: its warning names the cell
+        try:
+            shifts.append(shift(o, config=c, a=SHIFT_FROM, b=SHIFT_TO))
+        except MissingCellError as err:
+            warnings.append(f"{err}; decomposition left out")
     return {
         "protocol": protocol(loaded),
+        "by_config": by_config(o),
         "by_prompt_budget": by_prompt_budget(o),
         "by_window": by_window(o),
         "by_date": by_date(o),
@@ -480,21 +509,20 @@ def analyse(loaded: Loaded) -> dict[str, Any]:
     }
 
 
-SCHEMA_VERSION = 1
-
-
-def build(runs_root: Path) -> dict[str, Any]:
-    """``accsplit.json`` as plain JSON data: sorted keys on write, 6 significant digits."""
+def build(runs_root: Path) -> C.AccSplit:
+    """``accsplit.json`` as plain JSON data (6 significant digits), checked against the
+    contract before anything is written."""
     loaded = load(runs_root)
-    result = analyse(loaded)
+    warnings = list(loaded.warnings)
+    result = analyse(loaded, warnings)
     nan_paths: list[str] = []
     plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items()}
-    plain["schema_version"] = SCHEMA_VERSION
-    plain["warnings"] = sorted(set(loaded.warnings))
-    return plain
+    plain["schema_version"] = C.SCHEMA_VERSION
+    plain["warnings"] = sorted(set(warnings))
+    return C.validate(plain, source=f"accsplit of {runs_root}", error=AnalysisError)
 
 
-def write(runs_root: Path, out_path: Path) -> dict[str, Any]:
+def write(runs_root: Path, out_path: Path) -> C.AccSplit:
     """Build ``accsplit.json`` and write it atomically (canonical bytes); returns it."""
     data = build(runs_root)
     files.write_text(out_path, files.dumps_json(data))

@@ -10,59 +10,37 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from artifact import stats
+from artifact.contract.accsplit import Interval, Kind, Value
 
-MEASURED = "measured"
-ESTIMATED = "estimated"
+MEASURED: Kind = "measured"
+ESTIMATED: Kind = "estimated"
 CONFIDENCE = 0.95
 
 
-@dataclass(frozen=True, kw_only=True)
-class Value:
-    """One number and how it was obtained."""
-
-    value: float | None
-    kind: str  # MEASURED | ESTIMATED
-
-
-@dataclass(frozen=True, kw_only=True)
-class Interval:
-    """Mean of independent units with a Student-t interval (``low``/``high`` null when n < 2)."""
-
-    n: int
-    mean: float | None
-    sd: float | None
-    low: float | None
-    high: float | None
-    ci_reason: str | None  # why there is no interval
-    kind: str
-    over: str  # what the units are: "windows", "requests", "cells", ...
-
-
-def value(x: float | None, kind: str) -> Value:
+def value(x: float | None, kind: Kind) -> Value:
     """A tagged value; ``nan`` becomes ``None``.
 
     >>> value(float("nan"), MEASURED)
-    Value(value=None, kind='measured')
+    {'value': None, 'kind': 'measured'}
     """
     return Value(value=None if x is None or not math.isfinite(x) else float(x), kind=kind)
 
 
-def interval(xs: Sequence[float | None], *, kind: str, over: str,
+def interval(xs: Sequence[float | None], *, kind: Kind, over: str,
              confidence: float = CONFIDENCE) -> Interval:
     """n, mean, sd and the t-interval of the mean of the finite values of ``xs``.
 
     >>> iv = interval([1.0, 2.0, 3.0], kind=MEASURED, over="windows")
-    >>> iv.n, iv.mean, iv.sd, round(iv.low, 4), round(iv.high, 4)
+    >>> iv['n'], iv['mean'], iv['sd'], round(iv['low'], 4), round(iv['high'], 4)
     (3, 2.0, 1.0, -0.4841, 4.4841)
     >>> one = interval([2.5], kind=MEASURED, over="windows")
-    >>> one.n, one.mean, one.low, one.high, one.ci_reason
+    >>> one['n'], one['mean'], one['low'], one['high'], one['ci_reason']
     (1, 2.5, None, None, 'fewer than two independent windows')
-    >>> interval([None], kind=ESTIMATED, over="runs").ci_reason
+    >>> interval([None], kind=ESTIMATED, over="runs")['ci_reason']
     'no value'
     """
     arr = np.asarray([x for x in xs if x is not None and math.isfinite(x)], dtype=np.float64)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from artifact import files, paths
+from artifact.contract import accsplit as accsplit_contract
 from artifact.contract import schema_markdown
 from artifact.contract import summary as summary_contract
 from artifact.errors import ArtifactError, cli
@@ -20,6 +21,7 @@ BEGIN, END = "<!-- fields: begin (python -m artifact.contract) -->", "<!-- field
 # Each schema document and the root of the file it describes.
 DOCUMENTS: dict[Path, type] = {
     paths.ROOT / "docs" / "summary-schema.md": summary_contract.Summary,
+    paths.ROOT / "docs" / "accsplit-schema.md": accsplit_contract.AccSplit,
 }
 
 

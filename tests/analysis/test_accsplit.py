@@ -8,35 +8,8 @@ from typing import Any
 import pytest
 
 from artifact.analysis import accsplit as A
-from artifact.analysis import steps
-from artifact.analysis.accsplit_obs import Obs, Segment
-
-DRAFT = "draft Q2_K k=4"
-
-
-def obs(*, prompt: str = "chat/a", budget: int = 128, window: str = "w1", accepted: int = 6,
-        rounds: int = 4, drafted: int = 16, batch: int = 1, config: str = DRAFT,
-        tokens: int | None = None, event_ms: list[float] | None = None,
-        code: Segment | None = None, prose: Segment | None = None,
-        pos: tuple[float, ...] | None = (3.0, 2.0, 1.0, 0.0), text: str = "",
-        repeat: int = 0, date: str = "2026-11-30") -> Obs:
-    none = config == "no draft"
-    ev = event_ms if event_ms is not None else [float(i) for i in range(budget)]
-    st = steps.group_steps(ev)
-    return Obs(
-        run_id=f"{window}-b{batch}-n{budget}-x", config=config,
-        drafter="none" if none else "draft-simple", window=window, utc_date=date, batch=batch,
-        budget=budget, prompt_id=prompt, domain=prompt.split("/")[0], repeat=repeat, seed=1,
-        answer_tokens=tokens if tokens is not None else budget, prompt_tokens=10,
-        predicted_ms=1000.0, accepted=None if none else accepted,
-        drafted=None if none else drafted, rounds=None if none else rounds,
-        pos_accepted=None if none else pos, source="none" if none else "metrics",
-        accepted_reply=None if none else accepted, drafted_reply=None if none else drafted,
-        accepted_log=None if none else accepted, drafted_log=None if none else drafted,
-        rounds_log=None if none else rounds, steps=st, est=steps.estimates(st),
-        code=code or Segment(tokens=0, steps=0, ms=0.0),
-        prose=prose or Segment(tokens=len(ev), steps=st.steps, ms=ev[-1] - ev[0] if ev else 0),
-        text=text)
+from artifact.analysis.accsplit_obs import Segment
+from tests.render.accsplit_fixture import DRAFT, obs
 
 
 def test_prompt_budget_interval_over_runs_by_hand() -> None:
@@ -44,21 +17,21 @@ def test_prompt_budget_interval_over_runs_by_hand() -> None:
          obs(window="w3", accepted=9, rounds=3)]  # 1, 2, 3 accepted per round
     (row,) = A.by_prompt_budget(o)
     iv = row["accepted_per_round"]
-    assert (iv.n, iv.mean, iv.sd) == (3, 2.0, 1.0)
-    assert (iv.low, iv.high) == (pytest.approx(-0.4841, abs=1e-4), pytest.approx(4.4841,
+    assert (iv["n"], iv["mean"], iv["sd"]) == (3, 2.0, 1.0)
+    assert (iv["low"], iv["high"]) == (pytest.approx(-0.4841, abs=1e-4), pytest.approx(4.4841,
                                                                                  abs=1e-4))
-    assert iv.kind == "measured" and iv.over == "runs"
-    assert row["pooled_accepted_per_round"].value == pytest.approx(21 / 11)
-    assert row["draft_depth"].value == pytest.approx(48 / 11)
-    assert [p.value for p in row["per_position"]] == pytest.approx([9 / 11, 6 / 11, 3 / 11, 0])
+    assert iv["kind"] == "measured" and iv["over"] == "runs"
+    assert row["pooled_accepted_per_round"]["value"] == pytest.approx(21 / 11)
+    assert row["draft_depth"]["value"] == pytest.approx(48 / 11)
+    assert [p["value"] for p in row["per_position"]] == pytest.approx([9 / 11, 6 / 11, 3 / 11, 0])
     assert row["windows"] == ["w1", "w2", "w3"] and row["dates"] == ["2026-11-30"]
 
 
 def test_one_run_gives_no_interval_never_a_zero_width_one() -> None:
     (row,) = A.by_prompt_budget([obs()])
     iv = row["accepted_per_round"]
-    assert iv.n == 1 and iv.mean == 1.5 and iv.low is None and iv.high is None
-    assert iv.ci_reason == "fewer than two independent runs"
+    assert iv["n"] == 1 and iv["mean"] == 1.5 and iv["low"] is None and iv["high"] is None
+    assert iv["ci_reason"] == "fewer than two independent runs"
 
 
 def test_windows_paired_difference_over_prompts() -> None:
@@ -69,8 +42,8 @@ def test_windows_paired_difference_over_prompts() -> None:
     w = A.by_window(o)
     (d,) = w["diff_from_first"]
     assert d["window"] == "w2" and d["vs"] == "w1"
-    assert d["diff"].n == 2 and d["diff"].mean == pytest.approx((0.5 + 1.0) / 2)
-    pooled = {c["window"]: c["pooled_accepted_per_round"].value for c in w["cells"]}
+    assert d["diff"]["n"] == 2 and d["diff"]["mean"] == pytest.approx((0.5 + 1.0) / 2)
+    pooled = {c["window"]: c["pooled_accepted_per_round"]["value"] for c in w["cells"]}
     assert pooled == {"w1": pytest.approx(12 / 8), "w2": pytest.approx(18 / 8)}
     dates = A.by_date(o)
     assert dates["one_date"] and dates["n_dates"] == 1
@@ -84,12 +57,12 @@ def test_reconciliation_bias_by_hand() -> None:
     rec = A.reconciliation([o])
     (row,) = rec["rows"]
     est = row["estimators"]
-    assert est["tokens_per_step"]["bias"].mean == pytest.approx(9 / 5 - 1 - 1.0)
-    assert est["tps_x_gap_p50"]["value"].mean == pytest.approx(8 / 400.1 * 99.9 - 1)
-    assert est["tps_x_gap_p50"]["bias"].n == 1 and est["tps_x_gap_p50"]["bias"].low is None
-    assert row["steps_minus_server_steps"].mean == 0.0  # 5 client steps = 9 - 4 server steps
+    assert est["tokens_per_step"]["bias"]["mean"] == pytest.approx(9 / 5 - 1 - 1.0)
+    assert est["tps_x_gap_p50"]["value"]["mean"] == pytest.approx(8 / 400.1 * 99.9 - 1)
+    assert est["tps_x_gap_p50"]["bias"]["n"] == 1 and est["tps_x_gap_p50"]["bias"]["low"] is None
+    assert row["steps_minus_server_steps"]["mean"] == 0.0  # 5 client steps = 9 - 4 server steps
     nd = A.reconciliation([obs(config="no draft", event_ms=[0.0, 25.0, 50.0], tokens=3)])
-    assert nd["rows"][0]["estimators"]["tokens_per_step"]["bias"].mean == 0.0
+    assert nd["rows"][0]["estimators"]["tokens_per_step"]["bias"]["mean"] == 0.0
 
 
 def test_sources_cross_check_counts_disagreements() -> None:
@@ -98,7 +71,7 @@ def test_sources_cross_check_counts_disagreements() -> None:
     object.__setattr__(bad, "accepted_log", bad.accepted + 1)  # a log line that disagrees
     rows = {(r["quantity"], r["sources"]): r for r in A.cross_check([o, bad])}
     assert rows[("accepted", "metrics vs log")]["n_disagree"] == 1
-    assert rows[("accepted", "metrics vs log")]["max_abs_diff"].value == 1.0
+    assert rows[("accepted", "metrics vs log")]["max_abs_diff"]["value"] == 1.0
     assert rows[("accepted", "metrics vs reply")]["n_disagree"] == 0
 
 
@@ -109,9 +82,10 @@ def test_length_split_late_acceptance_over_group_means() -> None:
          obs(budget=256, window="w2", accepted=10, rounds=8, text="zz")]
     rows = {r["prompt_id"]: r for r in A.length_split(o)}
     r = rows["all prompts"]
-    assert r["short"].value == pytest.approx(5 / 4) and r["short"].kind == "measured"
-    assert r["late"].value == pytest.approx((11 - 5) / (8 - 4)) and r["late"].kind == "estimated"
-    assert r["late_per_run"].n == 2 and r["late_per_run"].mean == pytest.approx((2 + 1) / 2)
+    assert r["short"]["value"] == pytest.approx(5 / 4) and r["short"]["kind"] == "measured"
+    assert r["late"]["value"] == pytest.approx((11 - 5) / (8 - 4))
+    assert r["late"]["kind"] == "estimated"
+    assert r["late_per_run"]["n"] == 2 and r["late_per_run"]["mean"] == pytest.approx((2 + 1) / 2)
     assert (r["short_is_prefix_of_long"], r["n_pairs"]) == (1, 2)
 
 
@@ -123,11 +97,11 @@ def test_segment_split_validates_on_single_segment_answers() -> None:
                  rounds=2)  # 3 client steps: 4/3 - 1 = 1/3 against the server's 0.5
     (row,) = A.segment_split([both, single])
     assert row["n_both_segments"] == 1 and row["n_single_segment"] == 1
-    assert row["validation_bias"].mean == pytest.approx(1 / 3 - 0.5)
+    assert row["validation_bias"]["mean"] == pytest.approx(1 / 3 - 0.5)
     seg = row["segments"]
-    assert seg["code"]["accepted_per_step"].value == pytest.approx(6 / 2 - 1)
-    assert seg["code"]["tok_per_s"].value == pytest.approx(30.0)
-    assert seg["code"]["accepted_per_step"].kind == "estimated"
+    assert seg["code"]["accepted_per_step"]["value"] == pytest.approx(6 / 2 - 1)
+    assert seg["code"]["tok_per_s"]["value"] == pytest.approx(30.0)
+    assert seg["code"]["accepted_per_step"]["kind"] == "estimated"
 
 
 def test_batch_split_only_inside_a_window_with_several_batches() -> None:
@@ -136,7 +110,7 @@ def test_batch_split_only_inside_a_window_with_several_batches() -> None:
     rows = A.batch_split(o)
     assert {(r["window"], r["batch"]) for r in rows} == {("w2", 1), ("w2", 2)}
     b2 = next(r for r in rows if r["batch"] == 2)
-    assert b2["pooled_accepted_per_round"].value == pytest.approx(0.5)
+    assert b2["pooled_accepted_per_round"]["value"] == pytest.approx(0.5)
 
 
 def test_shift_decomposition_by_hand_and_missing_cell_is_one_line() -> None:
@@ -146,10 +120,10 @@ def test_shift_decomposition_by_hand_and_missing_cell_is_one_line() -> None:
               obs(prompt="grounded/b", budget=128, window=w, accepted=int(bs * 4), rounds=4),
               obs(prompt="grounded/b", budget=256, window=w, accepted=int(bl * 4), rounds=4)]
     s = A.shift(o, config=DRAFT, a="chat/a", b="grounded/b")
-    assert s["prompt_step"].mean == pytest.approx(1.0) and s["prompt_step"].n == 2
-    assert s["length_step"].mean == pytest.approx((0.5 + 1.0) / 2)
-    assert s["total"].mean == pytest.approx(s["prompt_step"].mean + s["length_step"].mean)
-    assert s["length_step"].sd == pytest.approx(math.sqrt(0.125))
+    assert s["prompt_step"]["mean"] == pytest.approx(1.0) and s["prompt_step"]["n"] == 2
+    assert s["length_step"]["mean"] == pytest.approx((0.5 + 1.0) / 2)
+    assert s["total"]["mean"] == pytest.approx(s["prompt_step"]["mean"] + s["length_step"]["mean"])
+    assert s["length_step"]["sd"] == pytest.approx(math.sqrt(0.125))
     with pytest.raises(A.MissingCellError) as err:
         A.shift(o, config=DRAFT, a="chat/a", b="math/zz")
     assert "\n" not in str(err.value) and "math/zz" in str(err.value)

@@ -14,14 +14,25 @@ from .fixture import build_summary
 
 
 def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]]:
+    from artifact import files
+    from artifact.render import accsplit_vars
+
+    from .accsplit_fixture import build_accsplit
+
     raw = build_summary()
     s = model.from_json(raw)
+    a = build_accsplit()
     build = tmp_path / "build"
     (build / "tables").mkdir(parents=True)
-    for name in catalogue.TABLE_NAMES:
+    for name in tables.CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render(s, name, "md", paths.TEMPLATES), encoding="utf-8")
-    return build, rvars.compute(s), raw
+    for name in tables.ACCSPLIT_CONTEXTS:
+        (build / "tables" / f"{name}.md").write_text(
+            tables.render_accsplit(a, name, "md", paths.TEMPLATES), encoding="utf-8")
+    v = rvars.compute(s)
+    v["accsplit"] = files.to_plain(accsplit_vars.compute(a))
+    return build, v, raw
 
 
 @pytest.mark.parametrize("fmt", catalogue.PAPER_FORMATS)
