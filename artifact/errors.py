@@ -16,7 +16,8 @@ The tree::
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
      ├── RecordError            a run-directory file cannot be read        artifact.records
      ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
-     │    └── ConfigError       one run's config.json is unusable (run skipped)
+     │    ├── ConfigError       one run's config.json is unusable (run skipped)
+     │    └── MissingCellError  a cell the accsplit analysis needs has no runs (names it)
      ├── RenderError            the renderer's inputs are wrong            artifact.render
      │    ├── SummaryError      summary.json missing or off-schema
      │    └── ManuscriptError   paper.md refers to what is not computed
@@ -40,6 +41,7 @@ __all__ = [
     "ConfigError",
     "GGUFError",
     "ManuscriptError",
+    "MissingCellError",
     "PromptSetError",
     "RecordError",
     "RenderError",
@@ -87,6 +89,10 @@ class AnalysisError(ArtifactError):
 
 class ConfigError(AnalysisError):
     """A run's ``config.json`` cannot be used (the message names the run and the field)."""
+
+
+class MissingCellError(AnalysisError):
+    """A cell the acceptance-split analysis needs has no runs (the message names the cell)."""
 
 
 class RenderError(ArtifactError):

@@ -25,6 +25,7 @@ HOMES = {
     "RecordError": "artifact.records",
     "AnalysisError": "artifact.analysis.runs",
     "ConfigError": "artifact.analysis.runs",
+    "MissingCellError": "artifact.analysis.accsplit",
     "RenderError": "artifact.render.model",
     "SummaryError": "artifact.render.model",
     "ManuscriptError": "artifact.render.manuscript",

@@ -33,6 +33,7 @@ from artifact.analysis.accsplit_obs import Obs, observe
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import AnalysisError, ConfigError, Run, load_run
 from artifact.contract import accsplit as C
+from artifact.errors import MissingCellError as MissingCellError
 
 FAMILY = "accsplit"
 SHORT, LONG = 128, 256
@@ -40,10 +41,6 @@ SHORT, LONG = 128, 256
 # an input-grounded one (B), i.e. from free writing to quoting the input.
 SHIFT_FROM = "chat/sharegpt-2Hj9Wtq_0"
 SHIFT_TO = "grounded/HumanEval-59"
-
-
-class MissingCellError(AnalysisError):
-    """A cell the analysis needs has no runs (the message names it)."""
 
 
 Key = tuple[Any, ...]

@@ -53,6 +53,7 @@ def task_analysis() -> dict[str, Any]:
     }
 
 
+@doit_action
 def _write_accsplit(runs: Path, out: Path) -> None:
     from artifact.analysis.accsplit import write  # numpy/scipy only when it runs
 
