@@ -17,8 +17,13 @@ def _ledger(tmp_path: Path, body: str) -> Path:
 
 
 def test_the_ledger_loads_and_reproduces_on_the_fixture() -> None:
+    from artifact import files
+    from artifact.render import accsplit_vars
+    from tests.render.accsplit_fixture import build_accsplit
+
     raw = build_summary()
     v = rvars.compute(model.from_json(raw))
+    v["accsplit"] = files.to_plain(accsplit_vars.compute(build_accsplit()))
     outcomes = claims.check(claims.load(paths.CLAIMS), raw, v)
     assert outcomes and all(o.status != "missing" for o in outcomes)
 

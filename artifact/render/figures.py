@@ -526,6 +526,9 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
             ax.plot([m], [y], "o", color=colour, markersize=3.0,
                     label=config if pi == next(i for i, v in enumerate(mean[config])
                                                if v is not None) else None)
+    k = max((len(r["per_position"]) for r in cells), default=0)
+    if k:  # accepted per round lies in [0, k]; wider intervals are cut there
+        ax.set_xlim(0.0, float(k))
     ax.set_yticks(range(len(prompts)))
     ax.set_yticklabels(list(prompts))
     ax.invert_yaxis()
