@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact.contract import check
+from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
 
@@ -272,7 +273,7 @@ class AccSplit(TypedDict):
     warnings: Annotated[list[str], "sorted, one line each"]
 
 
-def validate(data: Any, *, source: str, error: type[Exception]) -> AccSplit:
+def validate(data: Any, *, source: str, error: type[ArtifactError]) -> AccSplit:
     """``data`` as an :class:`AccSplit`, or ``error`` naming the file and the first bad field."""
     if isinstance(data, dict) and "schema_version" in data \
             and data["schema_version"] != SCHEMA_VERSION:
@@ -283,7 +284,7 @@ def validate(data: Any, *, source: str, error: type[Exception]) -> AccSplit:
     return out
 
 
-def read(path: Path, *, error: type[Exception]) -> AccSplit:
+def read(path: Path, *, error: type[ArtifactError]) -> AccSplit:
     """Read and validate ``accsplit.json``; every problem is one line naming the file."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from artifact.contract import accsplit as contract
+from artifact.errors import SummaryError
 from tests.render.accsplit_fixture import build_accsplit, write_accsplit
 
 
 def test_fixture_built_by_the_analysis_is_the_contract(tmp_path: Path) -> None:
     path = write_accsplit(tmp_path / "accsplit.json")
-    back = contract.read(path, error=ValueError)
+    back = contract.read(path, error=SummaryError)
     assert back == build_accsplit()
     for row in back["by_prompt_budget"]:
         assert row["accepted_per_round"]["kind"] in ("measured", "estimated")
@@ -34,7 +35,7 @@ def test_off_schema_is_one_line_naming_the_file_and_field(tmp_path: Path, edit: 
     edit(data)  # type: ignore[operator]
     path = tmp_path / "accsplit.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError) as err:
-        contract.read(path, error=ValueError)
+    with pytest.raises(SummaryError) as err:
+        contract.read(path, error=SummaryError)
     assert "\n" not in str(err.value) and str(path) in str(err.value)
     assert field in str(err.value)

@@ -14,6 +14,7 @@ from artifact.analysis import accsplit as A
 from artifact.analysis import steps
 from artifact.analysis.accsplit_obs import Obs, Segment
 from artifact.contract import accsplit as C
+from artifact.errors import AnalysisError
 
 DRAFT = "draft Q2_K k=4"
 NGRAM = "ngram-mod k=4"
@@ -90,7 +91,7 @@ def build_accsplit() -> C.AccSplit:
     plain = {k: files.to_plain(v, k, []) for k, v in data.items()}
     plain["schema_version"] = C.SCHEMA_VERSION
     plain["warnings"] = warnings
-    return C.validate(plain, source="accsplit fixture", error=ValueError)
+    return C.validate(plain, source="accsplit fixture", error=AnalysisError)
 
 
 def write_accsplit(path: Path) -> Path:
