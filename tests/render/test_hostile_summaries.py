@@ -10,7 +10,7 @@ import pytest
 
 from artifact import paths
 from artifact.analysis import write_summary
-from artifact.render import catalogue, figures, manuscript, model, tables
+from artifact.render import figures, manuscript, model, tables
 from artifact.render import vars as rvars
 
 from .fixture import build_summary
@@ -18,7 +18,7 @@ from .fixture import build_summary
 MATH = "my $\\frac{model$ {v2}"  # an unbalanced mathtext: matplotlib raises on it
 
 
-@pytest.mark.parametrize("name", catalogue.FIGURE_NAMES)
+@pytest.mark.parametrize("name", figures.FIGURES)  # the figures drawn from summary.json
 def test_a_dollar_in_a_model_name_is_drawn_literally(tmp_path: Path, name: str) -> None:
     raw = build_summary(hostile_label=MATH)
     summary = tmp_path / "summary.json"
@@ -36,10 +36,10 @@ def test_an_empty_runs_folder_gives_a_paper_without_a_crash(tmp_path: Path) -> N
     summary = tmp_path / "summary.json"
     raw = write_summary(tmp_path / "runs", summary)
     assert raw["runs"] == {}
-    for name in catalogue.FIGURE_NAMES:
+    for name in figures.FIGURES:  # those drawn from summary.json
         figures.write(summary, name, tmp_path / "figures", dpi=40)
     s = model.load(summary)
-    for name in catalogue.TABLE_NAMES:
+    for name in tables.CONTEXTS:
         tables.render(s, name, "md", paths.TEMPLATES)
     rvars.compute(s)
 
