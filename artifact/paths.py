@@ -21,6 +21,8 @@ ANALYSIS = EXPERIMENTS / "analysis"
 SUMMARY = ANALYSIS / "summary.json"
 ACCSPLIT = ANALYSIS / "accsplit.json"
 CLAIMS = EXPERIMENTS / "claims.toml"
+STUDY = CAMPAIGNS / "cpu-study.toml"
+REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the committed runs
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

@@ -243,12 +243,22 @@ def build_summary(
     elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
     warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
+    return summarize_runs(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
+
+
+def summarize_runs(
+    runs: Sequence[Run], warnings: Sequence[str] = (), *, source: str = "summary",
+    bootstrap: Bootstrap = BOOTSTRAP,
+) -> contract.Summary:
+    """Loaded runs analysed (``warnings``: those met while loading them), checked against the
+    contract (``source`` names them in its one-line errors)."""
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     nan_paths: list[str] = []
     plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
-    plain["warnings"] = sorted(set(warnings + result["warnings"] + _nan_warnings(nan_paths)))
-    return contract.validate(plain, source=f"summary of {runs_root}", error=AnalysisError)
+    plain["warnings"] = sorted(set(list(warnings) + result["warnings"]
+                                   + _nan_warnings(nan_paths)))
+    return contract.validate(plain, source=source, error=AnalysisError)
 
 
 def dumps(summary: Mapping[str, Any]) -> str:

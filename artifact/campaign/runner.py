@@ -31,7 +31,7 @@ from artifact.campaign.fingerprint import (
 )
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
-from artifact.campaign.prompts import Prompt, ensure_prompt_set
+from artifact.campaign.prompts import Prompt, PromptSetError, ensure_prompt_set
 from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
@@ -160,19 +160,40 @@ def _shown(path: Path) -> str:
 _say: Log = log_stderr("campaign")
 
 
+def select_prompts(prompts: list[Prompt], prompt_ids: frozenset[str] | None) -> list[Prompt]:
+    """The prompts a run sends: all of its set, or those named (in the set's order).
+
+    >>> ps = [Prompt(id=i, domain="d", source="s", text=i, sha256="") for i in "abc"]
+    >>> [p.id for p in select_prompts(ps, frozenset({"c", "a"}))]
+    ['a', 'c']
+    """
+    if prompt_ids is None:
+        return prompts
+    unknown = prompt_ids - {p.id for p in prompts}
+    if unknown:
+        raise PromptSetError(f"prompt ids not in the prompt set: {', '.join(sorted(unknown))}")
+    return [p for p in prompts if p.id in prompt_ids]
+
+
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         show_progress: bool = True, say: Log = _say,
-        executor: dict[str, Any] | None = None) -> records.RunMetrics:
+        executor: dict[str, Any] | None = None,
+        prompt_ids: frozenset[str] | None = None) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics.
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
+    ``prompt_ids`` limits the run to those prompts of its set (a reduced reproduction); the
+    run's ``config.json`` then records them as ``prompt_ids``.
     """
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
-    prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+    all_prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+    prompts = select_prompts(all_prompts, prompt_ids)
     config = recorded_config(run_path)
+    subset = sorted(prompt_ids) if prompt_ids is not None else None
     if config is not None and (not _same_protocol(config, spec)
-                               or config.get("prompt_set", {}).get("sha256") != set_sha):
+                               or config.get("prompt_set", {}).get("sha256") != set_sha
+                               or config.get("prompt_ids") != subset):
         _supersede(run_path, runs_root, say)
         config = None
     run_path.mkdir(parents=True, exist_ok=True)
@@ -180,15 +201,18 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         models = {spec.target_model: files.model}
         if spec.draft_model and files.draft_model:
             models[spec.draft_model] = files.draft_model
-        records.write_json(run_path / records.CONFIG, {
+        config = {
             "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
             "spec": spec.as_dict(), "spec_sha256": spec.sha256,
-            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(prompts)},
+            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": len(all_prompts)},
             "environment": environment(files.binary, models),
             "server_argv": argv_template(spec),
             "executor": executor if executor is not None else local_executor(),
             "pool_mixed_hardware": campaign.pool_mixed_hardware,
-        })
+        }
+        if subset is not None:
+            config["prompt_ids"] = subset
+        records.write_json(run_path / records.CONFIG, config)
     try:
         previous = records.read_json(run_path / records.METRICS)
     except records.RecordError:
