@@ -41,6 +41,7 @@ class Outcome:
 
 
 def _rel(p: Path) -> str:
+    p = p.resolve()
     return p.relative_to(paths.ROOT).as_posix() if p.is_relative_to(paths.ROOT) else str(p)
 
 
@@ -54,7 +55,7 @@ def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: s
                     and m.get("selection") == selection.as_dict()
                     and m.get("campaign") == campaign):
                 return cand
-    return root / plan.folder_name(hw.slug, today, selection.label)
+    return root / plan.folder_name(hw.slug, today, selection)
 
 
 def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,14 +115,23 @@ def prompt_subset(prompts: Sequence[tuple[str, str]], per_domain: int | None) ->
     return out
 
 
-def folder_name(slug: str, day: dt.date, label: str) -> str:
-    """``<hardware slug>-<yyyymmdd>`` for the whole study, ``-<label>`` appended otherwise.
+def folder_name(slug: str, day: dt.date, selection: Selection) -> str:
+    """``<hardware slug>-<yyyymmdd>`` for the whole study, ``-<label>`` appended otherwise;
+    a subset also gets a short hash of what it selects, so two subsets never share a folder.
 
-    >>> folder_name("intel-xeon-processor-2c", dt.date(2026, 11, 30), "kick")
+    >>> day = dt.date(2026, 11, 30)
+    >>> folder_name("intel-xeon-processor-2c", day, Selection(label="kick", runs=("a",)))
     'intel-xeon-processor-2c-20261130-kick'
+    >>> folder_name("x-2c", day, Selection(label="subset", runs=("a",), prompts_per_domain=3))
+    'x-2c-20261130-subset-46eeef'
     """
     base = f"{slug}-{day:%Y%m%d}"
-    return base if label == "full" else f"{base}-{label}"
+    if selection.label == "full":
+        return base
+    if selection.label == "subset":
+        digest = hashlib.sha256(json.dumps(selection.as_dict(), sort_keys=True).encode())
+        return f"{base}-subset-{digest.hexdigest()[:6]}"
+    return f"{base}-{selection.label}"
 
 
 def utc_now() -> str:
@@ -128,10 +139,11 @@ def utc_now() -> str:
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """``reproduction.json`` of ``folder``; ``None`` when there is none."""
+    if not (folder / MANIFEST).is_file():
+        return None
     try:
         return records.read_json(folder / MANIFEST)
-    except FileNotFoundError:
-        return None
     except ValueError as err:
         raise PlanError(f"{folder / MANIFEST}: {err}") from err
 

@@ -43,6 +43,7 @@ class RunSet:
     software: Mapping[str, Any]
     manifest: Mapping[str, Any] | None  # reproduction.json, when a reproduction
     warnings: tuple[str, ...]
+    all_run_ids: tuple[str, ...] = ()  # every run under ``root``, before any cut
 
     @property
     def run_ids(self) -> tuple[str, ...]:
@@ -91,6 +92,7 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
 
     root, manifest = runs_folder(path)
     runs, warnings = load_runs(root)
+    every = tuple(r.desc.run_id for r in runs)
     if like is not None:
         wanted = {r.desc.run_id: prompt_ids(r) for r in like.runs}
         missing = sorted(set(wanted) - {r.desc.run_id for r in runs})
@@ -100,9 +102,12 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     summary = summarize_runs(runs, warnings)
     variables = rvars.compute(model.from_json(summary, str(root)))
     env = summary.get("environment") or {}
+    sets = sorted({f"{r.desc.prompt_set} {r.desc.prompt_set_sha256[:12]}" for r in runs})
     return RunSet(name=name or path.name, root=root, runs=tuple(runs), summary=summary,
-                  variables=variables, hardware=hardware(env), software=software(env),
-                  manifest=manifest, warnings=tuple(summary.get("warnings", [])))
+                  variables=variables, hardware=hardware(env),
+                  software={**software(env), "prompt_sets": sets},
+                  manifest=manifest, warnings=tuple(summary.get("warnings", [])),
+                  all_run_ids=every)
 
 
 def pair_of(reference: Path, reproduction: Path, *, names: tuple[str, str] | None = None
@@ -116,7 +121,7 @@ def pair_of(reference: Path, reproduction: Path, *, names: tuple[str, str] | Non
 # --- raw statistics per run -----------------------------------------------------------------
 
 RAW_STATS = ("n", "tok_per_s_mean", "tok_per_s_median", "ttft_ms_median", "e2e_ms_median",
-             "alpha_pooled", "n_drafted", "tokens_generated", "errors")
+             "alpha_pooled", "n_drafted", "tokens_generated", "errors", "e2e_s_total")
 
 
 def _median(xs: Sequence[float]) -> float:
@@ -145,6 +150,7 @@ def raw_stats(run: Run) -> dict[str, float]:
         "n_drafted": float(len(drafted)),
         "tokens_generated": float(sum(r.timings.predicted_n for r in recs)),
         "errors": float(len(run.errors)),
+        "e2e_s_total": sum(r.e2e_ms for r in recs) / 1000.0,
     }
 
 
