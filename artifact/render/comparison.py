@@ -20,13 +20,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from artifact import files, paths  # noqa: E402
-from artifact.render.figures import PNG_METADATA, STYLE, TEXT_WIDTH_IN  # noqa: E402
-from artifact.render.text import environment, num  # noqa: E402
+from artifact import files, paths
+from artifact.render.figures import PNG_METADATA, STYLE, TEXT_WIDTH_IN
+from artifact.render.text import environment, num
 
 SCHEMA = 1
 FIGURE = "claims.png"
@@ -96,9 +96,9 @@ def plot_claim(ax: Axes, claim: Mapping[str, Any]) -> Panel:
     else:
         a, b = _finite([claim["a"]]), _finite([claim["b"]])
     band = tuple(claim["band"]) if claim.get("band") else None
-    ba = {op: v for op, v in claim.get("bounds_a") or []}
-    bb = {op: v for op, v in claim.get("bounds_b") or []}
-    bounds = tuple((op, float(ba.get(op, bb.get(op))), float(bb.get(op, ba.get(op))))
+    ba = {str(op): float(v) for op, v in claim.get("bounds_a") or []}
+    bb = {str(op): float(v) for op, v in claim.get("bounds_b") or []}
+    bounds = tuple((op, ba.get(op, bb.get(op, math.nan)), bb.get(op, ba.get(op, math.nan)))
                    for op in dict.fromkeys([*ba, *bb]))
     shown = [*a, *b, *(band or ()), *(v for _, x, y in bounds for v in (x, y))]
     if shown:
@@ -173,6 +173,33 @@ def markdown(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES,
     models = [(m, ma.get(m), mb.get(m)) for m in sorted(set(ma) | set(mb))]
     return env.get_template("comparison.md.j2").render(
         doc=doc, figure=figure_name, value=_value, ratio=_ratio, models=models)
+
+
+START = "<!-- reproduction-example: {} -->"
+END = "<!-- reproduction-example: end -->"
+
+
+def example_table(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES) -> str:
+    """The claims of a comparison as the README's example table (Markdown)."""
+    env = environment("md", jinja2.FileSystemLoader(templates))
+    env.filters.update(clock=_clock, num=num)
+    return env.get_template("comparison-example.md.j2").render(doc=doc, value=_value)
+
+
+def update_readme(readme: Path, *, root: Path = paths.ROOT) -> Path | None:
+    """Regenerate the table between the README's example markers from the file the start
+    marker names (``<!-- reproduction-example: <comparison.json> -->``); returns that file."""
+    text = readme.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("<!-- reproduction-example: ")
+    if not sep:
+        return None
+    source, _, after = rest.partition(" -->")
+    _, end, tail = after.partition(END)
+    if not end:
+        raise ComparisonError(f"{readme.name}: '{START.format(source)}' without '{END}'")
+    table = example_table(load(root / source))
+    files.write_text(readme, f"{head}{START.format(source)}\n{table}{END}{tail}")
+    return root / source
 
 
 def write(doc_path: Path, out_dir: Path, *, templates: Path = paths.TEMPLATES,

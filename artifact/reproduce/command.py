@@ -116,13 +116,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--out", type=Path, default=None)
     c.add_argument("--strict", action="store_true")
     c.add_argument("--ledger", type=Path, default=paths.CLAIMS)
+    sub.add_parser("readme", help="regenerate the README's example table from the "
+                   "comparison.json its marker names")
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or args_list[0] not in ("run", "compare", "-h", "--help"):
+    if not args_list or args_list[0] not in ("run", "compare", "readme", "-h", "--help"):
         args_list = ["run", *args_list]  # `run` is the default command
     args = ap.parse_args(args_list)
     try:
         if args.cmd == "compare":
             compare_sets(args.a, args.b, out=args.out, ledger=args.ledger, strict=args.strict)
+        elif args.cmd == "readme":
+            from artifact.render.comparison import update_readme
+
+            source = update_readme(paths.ROOT / "README.md")
+            print(f"README.md: example table from {source}" if source else
+                  "README.md: no reproduction-example marker")
         else:
             run_and_compare(selection=_selection(args, args.campaign),
                             campaign_file=args.campaign, reference=args.reference,

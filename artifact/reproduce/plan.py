@@ -174,8 +174,9 @@ def committed_seconds(metrics: Mapping[str, Any]) -> float:
     >>> committed_seconds({"measure_s": 100.0, "model_load_s": [0.5], "warmup_s": [1.5]})
     102.0
     """
-    return (float(metrics.get("measure_s", 0.0)) + sum(metrics.get("model_load_s", []))
-            + sum(metrics.get("warmup_s", [])))
+    return (float(metrics.get("measure_s", 0.0))
+            + sum(float(x) for x in metrics.get("model_load_s", []))
+            + sum(float(x) for x in metrics.get("warmup_s", [])))
 
 
 def expected_seconds(metrics: Mapping[str, Any], n_prompts: int | None, scale: float) -> float:
@@ -187,7 +188,8 @@ def expected_seconds(metrics: Mapping[str, Any], n_prompts: int | None, scale: f
     ...                   "n_expected": 10}, 5, 2.0)
     104.0
     """
-    fixed = sum(metrics.get("model_load_s", [])[:1]) + sum(metrics.get("warmup_s", [])[:1])
+    fixed = (sum(float(x) for x in metrics.get("model_load_s", [])[:1])
+             + sum(float(x) for x in metrics.get("warmup_s", [])[:1]))
     measure = float(metrics.get("measure_s", 0.0))
     n_all = int(metrics.get("n_expected") or 0)
     if n_prompts is not None and n_all:

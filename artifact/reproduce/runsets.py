@@ -20,7 +20,7 @@ from typing import Any
 
 from artifact import records
 from artifact.analysis.logs import pair
-from artifact.analysis.runs import Run, load_runs
+from artifact.analysis.runs import AnalysisError, Run, load_runs
 from artifact.analysis.summary import summarize_runs
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, hardware, software
@@ -85,20 +85,30 @@ def restrict(run: Run, keep_ids: frozenset[str]) -> Run:
         errors=[e for e in run.errors if e.get("prompt_id") in keep_ids], log=log)
 
 
+def _cut(run: Run, keep_ids: frozenset[str] | None) -> Run:
+    return run if keep_ids is None else restrict(run, keep_ids)
+
+
 def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> RunSet:
     """Analyse the runs under ``path``; with ``like``, only its runs and their prompts."""
     from artifact.render import model
     from artifact.render import vars as rvars
 
     root, manifest = runs_folder(path)
-    runs, warnings = load_runs(root)
+    try:
+        runs, warnings = load_runs(root)
+    except AnalysisError as err:
+        raise RunSetError(str(err)) from err
+    if not runs:
+        raise RunSetError(f"{path}: no runs (run folders with a {records.CONFIG}) in it")
     every = tuple(r.desc.run_id for r in runs)
     if like is not None:
         wanted = {r.desc.run_id: prompt_ids(r) for r in like.runs}
         missing = sorted(set(wanted) - {r.desc.run_id for r in runs})
         warnings += [f"run {m}: not in {path.name}; compared on one side only" for m in missing]
-        runs = [r if wanted[r.desc.run_id] is None else restrict(r, wanted[r.desc.run_id])
-                for r in runs if r.desc.run_id in wanted]
+        runs = [_cut(r, wanted[r.desc.run_id]) for r in runs if r.desc.run_id in wanted]
+        if not runs:
+            raise RunSetError(f"{path}: none of the runs of {like.name} is in it")
     summary = summarize_runs(runs, warnings)
     variables = rvars.compute(model.from_json(summary, str(root)))
     env = summary.get("environment") or {}
