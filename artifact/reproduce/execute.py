@@ -52,6 +52,7 @@ def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: s
         for cand in sorted(root.glob(f"{hw.slug}-*"), reverse=True):
             m = plan.read_manifest(cand) if (cand / plan.MANIFEST).exists() else None
             if (m is not None and not m.get("complete")
+                    and (m.get("hardware") or {}).get("slug") == hw.slug
                     and m.get("selection") == selection.as_dict()
                     and m.get("campaign") == campaign):
                 return cand

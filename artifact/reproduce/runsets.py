@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import records
+from artifact import paths, records
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import AnalysisError, Run, load_runs
 from artifact.analysis.summary import summarize_runs
@@ -113,7 +113,9 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     variables = rvars.compute(model.from_json(summary, str(root)))
     env = summary.get("environment") or {}
     sets = sorted({f"{r.desc.prompt_set} {r.desc.prompt_set_sha256[:12]}" for r in runs})
-    return RunSet(name=name or path.name, root=root, runs=tuple(runs), summary=summary,
+    if name is None:
+        name = "committed" if path.resolve() == paths.RUNS.resolve() else path.resolve().name
+    return RunSet(name=name, root=root, runs=tuple(runs), summary=summary,
                   variables=variables, hardware=hardware(env),
                   software={**software(env), "prompt_sets": sets},
                   manifest=manifest, warnings=tuple(summary.get("warnings", [])),
