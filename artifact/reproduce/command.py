@@ -129,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from artifact.render.comparison import update_readme
 
             source = update_readme(paths.ROOT / "README.md")
-            print(f"README.md: example table from {source}" if source else
+            shown = source.relative_to(paths.ROOT) if source else None
+            print(f"README.md: example table from {shown}" if source else
                   "README.md: no reproduction-example marker")
         else:
             run_and_compare(selection=_selection(args, args.campaign),

@@ -37,7 +37,7 @@ class RunSet:
     name: str  # how the report names it, e.g. "committed" or a reproduction folder's name
     root: Path  # the folder holding the run directories
     runs: tuple[Run, ...]
-    summary: Mapping[str, Any]
+    summary: Mapping[str, Any]  # summary.json's content (artifact.contract.summary.Summary)
     variables: Mapping[str, Any]
     hardware: Hardware
     software: Mapping[str, Any]
@@ -109,16 +109,16 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
         runs = [_cut(r, wanted[r.desc.run_id]) for r in runs if r.desc.run_id in wanted]
         if not runs:
             raise RunSetError(f"{path}: none of the runs of {like.name} is in it")
-    summary = summarize_runs(runs, warnings)
+    summary = summarize_runs(runs, warnings, source=f"runs of {path.name}")
     variables = rvars.compute(model.from_json(summary, str(root)))
-    env = summary.get("environment") or {}
+    env: Mapping[str, Any] = summary["environment"] or {}
     sets = sorted({f"{r.desc.prompt_set} {r.desc.prompt_set_sha256[:12]}" for r in runs})
     if name is None:
         name = "committed" if path.resolve() == paths.RUNS.resolve() else path.resolve().name
     return RunSet(name=name, root=root, runs=tuple(runs), summary=summary,
                   variables=variables, hardware=hardware(env),
                   software={**software(env), "prompt_sets": sets},
-                  manifest=manifest, warnings=tuple(summary.get("warnings", [])),
+                  manifest=manifest, warnings=tuple(summary["warnings"]),
                   all_run_ids=every)
 
 
