@@ -15,6 +15,7 @@ import datetime as dt
 import shutil
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -178,12 +179,14 @@ def select_prompts(prompts: list[Prompt], prompt_ids: frozenset[str] | None) -> 
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         show_progress: bool = True, say: Log = _say,
         executor: dict[str, Any] | None = None,
-        prompt_ids: frozenset[str] | None = None) -> records.RunMetrics:
+        prompt_ids: frozenset[str] | None = None,
+        progress_suffix: Callable[[float], str] | None = None) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics.
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
     ``prompt_ids`` limits the run to those prompts of its set (a reduced reproduction); the
-    run's ``config.json`` then records them as ``prompt_ids``.
+    run's ``config.json`` then records them as ``prompt_ids``. ``progress_suffix`` extends the
+    progress line (see :class:`Progress`).
     """
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
@@ -226,7 +229,8 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     tally = Tally.resume(previous)
     if not pending and previous.get("complete"):
         return _metrics(run_path, spec, expected, tally)
-    progress = Progress(spec.run_id, n_expected, n_expected - len(pending), show_progress)
+    progress = Progress(spec.run_id, n_expected, n_expected - len(pending), show_progress,
+                        suffix=progress_suffix)
     server = Server(files, spec, run_path / records.SERVER_LOG)
     try:
         with GpuSampler() as gpu:

@@ -25,10 +25,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from artifact import files, paths
+from artifact.contract.comparison import Comparison, read
 from artifact.render.figures import PNG_METADATA, STYLE, TEXT_WIDTH_IN
 from artifact.render.text import environment, num
 
-SCHEMA = 1
 FIGURE = "claims.png"
 MD, HTML = "comparison.md", "comparison.html"
 NCOLS = 4
@@ -44,17 +44,9 @@ class ComparisonError(ValueError):
     """``comparison.json`` is not a comparison this renderer knows (one line)."""
 
 
-def load(path: Path) -> dict[str, Any]:
-    from artifact import records
-
-    try:
-        doc = records.read_json(path)
-    except (ValueError, FileNotFoundError) as err:
-        raise ComparisonError(f"{path}: {err}") from err
-    if doc.get("schema") != SCHEMA:
-        raise ComparisonError(f"{path}: field 'schema': expected {SCHEMA}, got "
-                              f"{doc.get('schema')!r}")
-    return doc
+def load(path: Path) -> Comparison:
+    """Read and validate ``comparison.json`` (one line naming the file and field if it is off)."""
+    return read(path, error=ComparisonError)
 
 
 # --- figure ------------------------------------------------------------------------------------

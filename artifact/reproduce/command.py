@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import claims, paths
+from artifact.contract.comparison import Comparison
 from artifact.reproduce import document, plan, runsets
 from artifact.reproduce.execute import reproduce
 
@@ -34,7 +35,7 @@ def default_out(a: Path, b: Path) -> Path:
 
 def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = paths.CLAIMS,
                  strict: bool = False, names: tuple[str, str] | None = None,
-                 say: Any = print) -> dict[str, Any]:
+                 say: Any = print) -> Comparison:
     """Compare run set ``b`` with ``a`` under the ledger; write and render the comparison."""
     from artifact.render import comparison
 

@@ -16,10 +16,11 @@ from typing import Any
 
 from artifact import files, paths
 from artifact.claims import Claim, Outcome
+from artifact.contract import comparison as contract
 from artifact.reproduce import compare
 from artifact.reproduce.runsets import RunSet, raw_stats, same_outputs
 
-SCHEMA = 1
+SCHEMA = contract.SCHEMA_VERSION
 NAME = "comparison.json"
 
 
@@ -29,19 +30,30 @@ def _rel(p: Path) -> str:
     return p.relative_to(paths.ROOT).as_posix() if p.is_relative_to(paths.ROOT) else p.name
 
 
+def _calibration(c: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not c:
+        return None
+    return {"run_id": str(c.get("run_id", "")), "prompt_ids": list(c.get("prompt_ids", [])),
+            "here_ms": c.get("here_ms"), "committed_ms": c.get("committed_ms"),
+            "scale": float(c.get("scale") or 1.0), "skipped": c.get("skipped")}
+
+
 def _manifest_view(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if m is None:
         return None
     runs = m.get("runs", {})
-    loads = [x.get("load1") for x in m.get("load", []) if isinstance(x.get("load1"), float)]
+    samples = [{"at": str(x.get("at", "")), "event": str(x.get("event", "")),
+                **{k: x.get(k) for k in ("load1", "load5", "load15")}}
+               for x in m.get("load", [])]
+    loads = [float(x["load1"]) for x in samples if isinstance(x["load1"], int | float)]
     return {
         "selection": m.get("selection"), "started": m.get("started"),
-        "finished": m.get("finished"), "complete": m.get("complete"),
-        "calibration": m.get("calibration"),
+        "finished": m.get("finished"), "complete": bool(m.get("complete")),
+        "calibration": _calibration(m.get("calibration")),
         "expected_s": sum(float(v) for v in m.get("expected_s", {}).values()),
         "wall_s": sum(float(v.get("wall_s", 0.0)) for v in runs.values()),
         "run_wall_s": {r: v.get("wall_s") for r, v in sorted(runs.items())},
-        "load": m.get("load", []),
+        "load": samples,
         "load1_max": max(loads) if loads else None,
         "load1_mean": sum(loads) / len(loads) if loads else None,
         "cpu_count": m.get("cpu_count"),
@@ -104,7 +116,8 @@ def run_rows(a: RunSet, b: RunSet) -> list[dict[str, Any]]:
     return rows
 
 
-def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *, ledger_path: Path) -> dict[str, Any]:
+def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
+          ledger_path: Path) -> contract.Comparison:
     """The whole comparison of reproduction ``b`` against reference ``a``."""
     same_hw = a.hardware == b.hardware
     judged = compare.judge_all(ledger, a.summary, a.variables, b.summary, b.variables,
@@ -118,8 +131,7 @@ def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *, ledger_path: Path) -
         "strict_failures": [j.claim.id for j in compare.strict_failures(judged)],
         "runs": run_rows(a, b),
     }
-    plain: dict[str, Any] = files.to_plain(doc)
-    return plain
+    return contract.validate(files.to_plain(doc), source=NAME, error=ValueError)
 
 
 def _all_runs(a: RunSet) -> tuple[str, ...]:
@@ -127,5 +139,5 @@ def _all_runs(a: RunSet) -> tuple[str, ...]:
     return a.all_run_ids or a.run_ids
 
 
-def write(doc: Mapping[str, Any], out_dir: Path) -> Path:
+def write(doc: contract.Comparison, out_dir: Path) -> Path:
     return files.write_json(out_dir / NAME, doc)

@@ -149,7 +149,8 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
         t0 = time.perf_counter()
         try:
             m = runner.run(camp, spec, runs_root=runs_root, show_progress=show_progress,
-                           prompt_ids=subsets[rid])
+                           prompt_ids=subsets[rid], progress_suffix=_overall(
+                               i, len(selection.runs), rid, expected, done))
         finally:
             entry["wall_s"] = round(float(entry["wall_s"]) + time.perf_counter() - t0, 2)
             save()
@@ -167,6 +168,16 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
     say(f"{'complete' if manifest['complete'] else 'incomplete'}: {_rel(folder)}, "
         f"{plan.clock(total)} of runs (estimated {plan.clock(sum(expected.values()))})")
     return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
+
+
+def _overall(i: int, n: int, rid: str, expected: dict[str, float],
+             done: dict[str, float]) -> Callable[[float], str]:
+    """The whole reproduction's place and ETA, for the running run's progress line."""
+    def suffix(fraction: float) -> str:
+        left = plan.eta_seconds(expected, done, running=rid, running_fraction=fraction)
+        return f"  | run {i}/{n}, reproduction ETA {plan.clock(left)}"
+
+    return suffix
 
 
 def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folder: Path,

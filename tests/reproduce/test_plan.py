@@ -76,3 +76,14 @@ def test_the_hardware_fingerprint_ignores_what_is_not_hardware() -> None:
     assert hardware(env) == hardware({**env, "python": "3.12", "binary_sha256": "cd"})
     assert hardware(env) != hardware({**env, "cpu_cores": 4})
     assert hardware({}) == Hardware(cpu_model="unknown", cpu_cores=None, gpu=None)
+
+
+def test_the_progress_line_carries_the_whole_reproductions_eta() -> None:
+    from artifact.campaign.progress import Progress
+    from artifact.reproduce.execute import _overall
+
+    suffix = _overall(2, 3, "b", {"a": 60.0, "b": 120.0, "c": 60.0}, {"a": 60.0})
+    p = Progress("b", 4, enabled=False, suffix=suffix)
+    assert p.line().endswith("| run 2/3, reproduction ETA 3:00")
+    p.advance(2)  # half of b done: 60 s of b and 60 s of c left
+    assert p.line().endswith("| run 2/3, reproduction ETA 2:00")
