@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 
 from artifact import files, paths
 from artifact.contract.comparison import Comparison, read
+from artifact.errors import ComparisonError
 from artifact.render.figures import PNG_METADATA, STYLE, TEXT_WIDTH_IN
 from artifact.render.text import environment, num
 
@@ -38,10 +39,6 @@ VERDICT_COLOURS = {
     "noise differs": "#CC79A7", "failed": "#D55E00", "violated": "#D55E00",
     "missing": "#000000", "not run": "#999999",
 }
-
-
-class ComparisonError(ValueError):
-    """``comparison.json`` is not a comparison this renderer knows (one line)."""
 
 
 def load(path: Path) -> Comparison:

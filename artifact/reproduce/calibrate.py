@@ -22,6 +22,7 @@ from artifact.campaign.client import Completed, complete, request_body
 from artifact.campaign.prompts import Prompt
 from artifact.campaign.runner import WARMUP_PROMPT, WARMUP_TOKENS
 from artifact.campaign.server import Server, ServerFiles
+from artifact.errors import CalibrationError
 from artifact.spec import RunSpec
 
 N_PROMPTS = 2
@@ -97,7 +98,3 @@ async def _time(server: Server, spec: RunSpec, prompts: Sequence[Prompt]) -> lis
                                        f"({res.detail})")
             out.append(res.e2e_ms)
     return out
-
-
-class CalibrationError(RuntimeError):
-    """The calibration requests did not complete (the server log says why)."""

@@ -3,7 +3,8 @@
 Both end with the side-by-side report (``comparison.md``/``.html``, ``claims.png`` and the
 ``comparison.json`` they are made from) and print one line per verdict class. Under ``strict``
 a hardware-independent or qualitative claim that fails anywhere, or any claim that fails on the
-same hardware, makes the command fail (:class:`ReproduceError`, exit status 1).
+same hardware, makes the command fail (:class:`~artifact.errors.StrictError`, exit status 1);
+any other expected error is one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from artifact import claims, paths
 from artifact.contract.comparison import Comparison
+from artifact.errors import ReproduceError, StrictError, cli
+from artifact.log import Log, stderr
 from artifact.reproduce import document, plan, runsets
 from artifact.reproduce.execute import reproduce
 
 REPORT = "report"
-
-
-class ReproduceError(RuntimeError):
-    """Strict mode: claims failed (the message lists them)."""
+_COMPARE: Log = stderr("compare")
+_REPRODUCE: Log = stderr("reproduce")
 
 
 def default_out(a: Path, b: Path) -> Path:
@@ -35,7 +35,7 @@ def default_out(a: Path, b: Path) -> Path:
 
 def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = paths.CLAIMS,
                  strict: bool = False, names: tuple[str, str] | None = None,
-                 say: Any = print) -> Comparison:
+                 say: Log = _COMPARE) -> Comparison:
     """Compare run set ``b`` with ``a`` under the ledger; write and render the comparison."""
     from artifact.render import comparison
 
@@ -53,7 +53,7 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
     shown = md.relative_to(paths.ROOT) if md.is_relative_to(paths.ROOT) else md
     say(f"compare: report {shown} (and {html.name})")
     if strict and doc["strict_failures"]:
-        raise ReproduceError(f"--strict: {len(doc['strict_failures'])} claim(s) fail: "
+        raise StrictError(f"--strict: {len(doc['strict_failures'])} claim(s) fail: "
                              + ", ".join(doc["strict_failures"]))
     return doc
 
@@ -61,10 +61,12 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
 def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.STUDY,
                     reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
                     into: Path | None = None, strict: bool = False, dry_run: bool = False,
-                    show_progress: bool = True, say: Any = print) -> Path:
+                    show_progress: bool = True, say: Log = _COMPARE,
+                    progress: Log = _REPRODUCE) -> Path:
     """Rerun the selection into its folder (resuming), then compare it with ``reference``."""
     out = reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
-                    root=root, into=into, dry_run=dry_run, show_progress=show_progress)
+                    root=root, into=into, dry_run=dry_run, show_progress=show_progress,
+                    say=progress)
     if dry_run:
         return out.folder
     if not out.complete:
@@ -82,15 +84,9 @@ def _selection(args: argparse.Namespace, campaign_file: Path) -> plan.Selection:
                        prompts_per_domain=args.prompts_per_domain)
 
 
+@cli
 def main(argv: Sequence[str] | None = None) -> int:
-    from artifact.campaign.prompts import PromptSetError
-    from artifact.campaign.server import ServerError
-    from artifact.claims import ClaimsError
-    from artifact.render.comparison import ComparisonError
-    from artifact.reproduce.calibrate import CalibrationError
-    from artifact.spec import SpecError
-    from artifact.toolchain import ToolchainError
-
+    """``python -m artifact.reproduce [run|compare|readme]``; exit 1 when ``--strict`` fails."""
     ap = argparse.ArgumentParser(
         prog="python -m artifact.reproduce",
         description="Rerun the study (or part of it) beside the committed runs and compare; "
@@ -137,11 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_and_compare(selection=_selection(args, args.campaign),
                             campaign_file=args.campaign, reference=args.reference,
                             into=args.into, strict=args.strict, dry_run=args.dry_run)
-    except ReproduceError as err:
+    except StrictError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    except (plan.PlanError, runsets.RunSetError, ClaimsError, ComparisonError, SpecError,
-            PromptSetError, ToolchainError, ServerError, CalibrationError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
     return 0

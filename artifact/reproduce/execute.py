@@ -19,18 +19,13 @@ from typing import Any
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.campaign.prompts import ensure_prompt_set
+from artifact.log import Log, stderr
 from artifact.reproduce import calibrate as cal
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, load_sample, this_machine
 from artifact.spec import Campaign, RunSpec, load_campaign
 
-Say = Callable[[str], None]
-
-
-def _say(msg: str) -> None:
-    import sys
-
-    print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
+_say: Log = stderr("reproduce")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +66,7 @@ def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
 def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
               reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
               into: Path | None = None, dry_run: bool = False, show_progress: bool = True,
-              say: Say = _say) -> Outcome:
+              say: Log = _say) -> Outcome:
     """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where."""
     camp = load_campaign(campaign_file)
     campaign = _rel(campaign_file)
@@ -148,7 +143,7 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
         save()
         t0 = time.perf_counter()
         try:
-            m = runner.run(camp, spec, runs_root=runs_root, show_progress=show_progress,
+            m = runner.run(camp, spec, runs_root=runs_root, show_progress=show_progress, say=say,
                            prompt_ids=subsets[rid], progress_suffix=_overall(
                                i, len(selection.runs), rid, expected, done))
         finally:
@@ -181,7 +176,7 @@ def _overall(i: int, n: int, rid: str, expected: dict[str, float],
 
 
 def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folder: Path,
-               say: Say) -> dict[str, Any]:
+               say: Log) -> dict[str, Any]:
     spec = _baseline(camp, selection)
     ref = reference / spec.run_id
     committed = cal.committed_e2e(ref) if ref.is_dir() else {}

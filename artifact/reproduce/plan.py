@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import records
+from artifact.errors import PlanError
 
 SCHEMA = 1
 MANIFEST = "reproduction.json"
@@ -34,10 +35,6 @@ RUNS = "runs"
 # prompt per domain, at the study's own protocol (so the committed runs give the reference).
 KICK_RUNS = ("final-none", "final-ngram-mod", "final-draft-self")
 KICK_PROMPTS_PER_DOMAIN = 1
-
-
-class PlanError(ValueError):
-    """A reproduction cannot be planned as asked (one line naming what and why)."""
 
 
 @dataclass(frozen=True, kw_only=True)

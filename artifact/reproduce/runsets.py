@@ -20,14 +20,11 @@ from typing import Any
 
 from artifact import paths, records
 from artifact.analysis.logs import pair
-from artifact.analysis.runs import AnalysisError, Run, load_runs
+from artifact.analysis.runs import Run, load_runs
 from artifact.analysis.summary import summarize_runs
+from artifact.errors import AnalysisError, RunSetError
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, hardware, software
-
-
-class RunSetError(ValueError):
-    """A folder is not a run set (one line naming it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
