@@ -26,7 +26,7 @@ from artifact.errors import CalibrationError
 from artifact.spec import RunSpec
 
 N_PROMPTS = 2
-LOG = "calibration.log"
+LOG = "calibration.log"  # the server's log, for a person; not committed (it names machine paths)
 
 
 @dataclass(frozen=True, kw_only=True)
