@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact.contract import check
+from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
 
@@ -176,7 +177,7 @@ class Comparison(TypedDict):
     runs: Annotated[list[RunRow], "sorted by run id"]
 
 
-def validate(data: Any, *, source: str, error: type[Exception]) -> Comparison:
+def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Comparison:
     """``data`` as a :class:`Comparison`, or ``error`` naming the file and the first bad field."""
     if isinstance(data, dict) and "schema" in data and data["schema"] != SCHEMA_VERSION:
         raise error(f"{source}: field 'schema': {data['schema']!r}, this reader reads "
@@ -186,7 +187,7 @@ def validate(data: Any, *, source: str, error: type[Exception]) -> Comparison:
     return doc
 
 
-def read(path: Path, *, error: type[Exception]) -> Comparison:
+def read(path: Path, *, error: type[ArtifactError]) -> Comparison:
     """Read and validate ``comparison.json``; every problem is one line naming the file."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -17,6 +17,7 @@ from typing import Any
 from artifact import files, paths
 from artifact.claims import Claim, Outcome
 from artifact.contract import comparison as contract
+from artifact.errors import ReproduceError
 from artifact.reproduce import compare
 from artifact.reproduce.runsets import RunSet, raw_stats, same_outputs
 
@@ -131,7 +132,7 @@ def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
         "strict_failures": [j.claim.id for j in compare.strict_failures(judged)],
         "runs": run_rows(a, b),
     }
-    return contract.validate(files.to_plain(doc), source=NAME, error=ValueError)
+    return contract.validate(files.to_plain(doc), source=NAME, error=ReproduceError)
 
 
 def _all_runs(a: RunSet) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ import pytest
 
 from artifact import paths
 from artifact.contract import comparison as contract
+from artifact.errors import ComparisonError
 
 
 def committed() -> Path:
@@ -18,7 +19,7 @@ def committed() -> Path:
 
 
 def test_the_committed_example_fits_the_contract() -> None:
-    doc = contract.read(committed(), error=ValueError)
+    doc = contract.read(committed(), error=ComparisonError)
     assert doc["schema"] == contract.SCHEMA_VERSION and doc["claims"]
 
 
@@ -33,6 +34,6 @@ def test_a_bad_field_is_one_line_naming_it(edit: object, field: str, tmp_path: P
     edit(doc)  # type: ignore[operator]
     bad = tmp_path / "comparison.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(ValueError) as err:
-        contract.read(bad, error=ValueError)
+    with pytest.raises(ComparisonError) as err:
+        contract.read(bad, error=ComparisonError)
     assert f"field '{field}'" in str(err.value) and "\n" not in str(err.value)
