@@ -64,7 +64,7 @@ def select(available: Sequence[str], *, patterns: Sequence[str] = (), kick: bool
     >>> select(ids, patterns=["nope-*"])
     Traceback (most recent call last):
     ...
-    artifact.reproduce.plan.PlanError: --runs: 'nope-*' matches no run of the campaign (have: final-none, final-ngram-mod, final-draft-self, ksweep-x)
+    artifact.errors.PlanError: --runs: 'nope-*' matches no run of the campaign (have: final-none, final-ngram-mod, final-draft-self, ksweep-x)
     """  # noqa: E501
     if prompts_per_domain is not None and prompts_per_domain < 1:
         raise PlanError(f"--prompts-per-domain: expected a positive integer, got "
