@@ -45,13 +45,13 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
     path = document.write(doc, out)
     md, html, _ = comparison.write(path, out)
     c = doc["counts"]
-    say(f"compare: B {rep.hardware.describe()} vs A {ref.hardware.describe()} "
+    say(f"B {rep.hardware.describe()} vs A {ref.hardware.describe()} "
         f"({'same' if doc['same_hardware'] else 'different'} hardware)")
-    say("compare: " + ", ".join(f"{n} {v}" for v, n in c.items() if n))
+    say(", ".join(f"{n} {v}" for v, n in c.items() if n))
     for x in doc["claims"]:
         say(f"  {x['verdict']:22s} {x['id']}: A {x['a']}, B {x['b']} ({x['why']})")
     shown = md.relative_to(paths.ROOT) if md.is_relative_to(paths.ROOT) else md
-    say(f"compare: report {shown} (and {html.name})")
+    say(f"report {shown} (and {html.name})")
     if strict and doc["strict_failures"]:
         raise StrictError(f"--strict: {len(doc['strict_failures'])} claim(s) fail: "
                              + ", ".join(doc["strict_failures"]))

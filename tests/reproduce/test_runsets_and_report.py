@@ -90,7 +90,7 @@ def test_compare_writes_the_report_and_leaves_both_sets_untouched(
     assert "| baseline-tok-s | hardware-bound | 45.6 |" in md  # the paper's value beside A, B
     assert "AMD EPYC 7B13, 2 cores, no GPU" in md and "3 of 3" in md
     assert (tmp_path / comparison.HTML).read_text().count("data:image/png;base64") == 1
-    assert any(line.startswith("compare: 2 reproduced") for line in lines)
+    assert any(line.startswith("2 reproduced") for line in lines)
     # strict: on other hardware the speed difference is no failure ...
     command.compare_sets(paths.RUNS, root, out=tmp_path, strict=True, say=lines.append)
 
