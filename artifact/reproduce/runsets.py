@@ -21,7 +21,7 @@ from typing import Any
 from artifact import paths, records
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import Run, load_runs
-from artifact.analysis.summary import summarize_runs
+from artifact.analysis.summary import OWN_ANALYSIS, summarize_runs
 from artifact.errors import AnalysisError, RunSetError
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, hardware, software
@@ -99,6 +99,9 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     if not runs:
         raise RunSetError(f"{path}: no runs (run folders with a {records.CONFIG}) in it")
     every = tuple(r.desc.run_id for r in runs)
+    # runs of a study with its own analysis (acceptance split, ...) are not the summary's; a
+    # claim on them is "not run" unless a reproduction has them
+    runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
     if like is not None:
         wanted = {r.desc.run_id: prompt_ids(r) for r in like.runs}
         missing = sorted(set(wanted) - {r.desc.run_id for r in runs})
