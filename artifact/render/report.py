@@ -56,7 +56,10 @@ def report_rows(
             # break a long dotted path after a dot, not inside a word
             "quantity_html": Markup("<wbr>").join(
                 escape(p) for p in c.quantity.replace(".", ".\0").split("\0")),
-            "expected": c.describe_expected(), "scope": c.scope, "statement": c.statement,
+            # a qualitative claim's bound may name a quantity: break it after a dot too
+            "expected": Markup("<wbr>").join(
+                escape(p) for p in c.describe_expected().replace(".", ".\0").split("\0")),
+            "scope": c.scope, "statement": c.statement,
             "reproduced": (claims.format_value(c, o.reproduced)
                            if o.reproduced is not None else "\u2014"),
             "difference": f"{o.difference:+.3g}" if o.difference is not None else "\u2014",
