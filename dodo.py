@@ -18,7 +18,7 @@ from doit import task_params
 from doit.exceptions import TaskFailed
 
 from artifact import paths
-from artifact.analysis.task import task_analysis, task_workload
+from artifact.analysis.task import task_accsplit, task_analysis, task_workload
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
@@ -34,16 +34,17 @@ if TYPE_CHECKING:
     from artifact.spec import Campaign
 
 __all__ = [
-    "task_analysis", "task_arxiv", "task_campaign", "task_figures", "task_kick", "task_manifest",
-    "task_manuscript", "task_prompts", "task_readme", "task_sessions", "task_tables",
-    "task_toolchain", "task_verify", "task_workload",
+    "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
+    "task_figures", "task_kick", "task_manifest", "task_manuscript", "task_prompts",
+    "task_readme", "task_reproduce", "task_sessions", "task_tables", "task_toolchain",
+    "task_verify", "task_workload",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request
 # (`doit campaign`), or when a run is not current for its spec.
 DOIT_CONFIG = {
-    "default_tasks": ["analysis", "workload", "tables", "figures", "manuscript", "verify",
-                      "manifest"],
+    "default_tasks": ["analysis", "accsplit", "workload", "tables", "figures", "manuscript",
+                      "verify", "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and
@@ -297,3 +298,74 @@ def _kick_report() -> None:
               f"{fmt(speedup['overall']['mean_ratio'] if speedup else None):>8s}")
     for w in summary["warnings"]:
         print(f"  warning: {w}")
+
+
+def task_reproduce() -> dict[str, Any]:
+    """Rerun the study beside the committed runs (experiments/reproductions/), then compare.
+
+    --kick: the smoke version (3 runs, 1 prompt per domain, ~1 min); --runs PATTERN (repeatable)
+    and --prompts-per-domain N: a subset; --strict: fail on a failed claim; --dry-run: only the
+    calibration and the ETA. Rerunning the same command resumes an unfinished reproduction.
+    """
+
+    def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, strict: bool,
+            dry_run: bool) -> bool:
+        from artifact.reproduce.command import main
+
+        argv = ["run", *(f"--runs={r}" for r in runs)]
+        argv += ["--kick"] * kick + ["--strict"] * strict + ["--dry-run"] * dry_run
+        if prompts_per_domain:
+            argv.append(f"--prompts-per-domain={prompts_per_domain}")
+        if into:
+            argv.append(f"--into={into}")
+        return main(argv) == 0
+
+    return {
+        "actions": [act],
+        "params": [
+            {"name": "runs", "long": "runs", "type": list, "default": [],
+             "help": "reproduce only the runs matching this glob (repeatable)"},
+            {"name": "kick", "long": "kick", "type": bool, "default": False,
+             "help": "the kick-sized smoke version: 3 runs, 1 prompt per domain"},
+            {"name": "prompts_per_domain", "long": "prompts-per-domain", "type": int,
+             "default": 0, "help": "only the first N prompts of each domain (0: all)"},
+            {"name": "into", "long": "into", "type": str, "default": "",
+             "help": "the reproduction folder (default: experiments/reproductions/"
+                     "<hardware>-<date>[-<label>])"},
+            {"name": "strict", "long": "strict", "type": bool, "default": False,
+             "help": "fail on a failed or violated claim, or any failure on the same hardware"},
+            {"name": "dry_run", "long": "dry-run", "type": bool, "default": False,
+             "help": "calibrate and print the plan with its ETA; measure nothing else"},
+        ],
+        "task_dep": ["toolchain"],
+        "uptodate": [False],  # measuring is never skipped as up to date; it resumes instead
+        "verbosity": 2,
+    }
+
+
+def task_compare() -> dict[str, Any]:
+    """Compare two run sets side by side: `doit compare A B` (runs or reproduction folders)."""
+
+    def act(sets: list[str], strict: bool, out: str) -> bool:
+        from artifact.reproduce.command import main
+
+        if len(sets) != 2:
+            print("error: doit compare: give two run sets, A (reference) and B",
+                  file=sys.stderr)
+            return False
+        argv = ["compare", *sets, *(["--strict"] if strict else []),
+                *([f"--out={out}"] if out else [])]
+        return main(argv) == 0
+
+    return {
+        "actions": [act],
+        "pos_arg": "sets",
+        "params": [
+            {"name": "strict", "long": "strict", "type": bool, "default": False,
+             "help": "fail on a failed or violated claim, or any failure on the same hardware"},
+            {"name": "out", "long": "out", "type": str, "default": "",
+             "help": "where the report goes (default: B's report/ folder)"},
+        ],
+        "uptodate": [False],  # a gate is never skipped as up to date
+        "verbosity": 2,
+    }

@@ -10,6 +10,23 @@
     runs      = ["final-ngram-mod", "final-none"]
     used_in   = ["Results: speedup paragraph"]
     format    = ".2f"                           # how the text prints it (optional)
+    scope     = "hardware-bound"                # what the value depends on (below)
+
+Every claim has a ``scope``, which says how a reproduction elsewhere is judged
+(:mod:`artifact.reproduce.compare`):
+
+- ``hardware-independent``: acceptance at greedy decoding, counts: equal on any machine;
+- ``hardware-bound``: rates, speedups, break-even points: they move with the CPU/GPU, so a
+  deviation on other hardware is "differs with hardware", on the same hardware a failure;
+- ``noise``: a measure of variation (depends on what else ran on the machine);
+- ``qualitative``: a statement of the paper that must hold anywhere, checked as an inequality::
+
+    id        = "draft-models-slow-decoding"
+    scope     = "qualitative"
+    statement = "every draft-model configuration decodes slower than no draft on a CPU"
+    quantity  = "summary:speedup.final-draft-*.overall.mean_ratio"   # '*' matches keys: "every"
+    holds     = { lt = 1.0 }                    # lt, le, gt, ge: a number or another quantity
+    reason    = "why the paper says so"
 
 :func:`check` looks each quantity up (:func:`lookup`) in the parsed ``summary.json`` /
 ``vars.json`` and classifies it ``ok`` (within tolerance), ``deviates`` or ``missing``. The ledger
@@ -27,6 +44,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +56,8 @@ from artifact.errors import ClaimsError as ClaimsError
 
 SOURCES = ("vars", "summary")
 STATUSES = ("ok", "deviates", "missing")
+SCOPES = ("hardware-independent", "hardware-bound", "noise", "qualitative")
+BOUNDS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,13 +66,20 @@ class Claim:
 
     id: str
     quantity: str
-    expected: float | str
+    expected: float | str | None  # None for a qualitative claim (it has bounds instead)
     rel: float | None = None  # relative tolerance, |reproduced - expected| <= rel * |expected|
     abs: float | None = None  # absolute tolerance, same units as the quantity
     reason: str = ""
     runs: tuple[str, ...] = ()
     used_in: tuple[str, ...] = ()
     format: str = ".2f"
+    scope: str = "hardware-bound"
+    statement: str = ""  # the paper's sentence (qualitative claims)
+    holds: tuple[tuple[str, float | str], ...] = ()  # qualitative: every value satisfies these
+
+    @property
+    def qualitative(self) -> bool:
+        return self.scope == "qualitative"
 
     @property
     def source(self) -> str:
@@ -62,7 +89,21 @@ class Claim:
     def path(self) -> str:
         return self.quantity.split(":", 1)[1]
 
+    def describe_expected(self) -> str:
+        """The expected value as printed, or the bounds of a qualitative claim.
+
+        >>> Claim(id="x", quantity="vars:a", expected=None, scope="qualitative",
+        ...       holds=(("ge", 0.8), ("le", 1.2))).describe_expected()
+        '≥ 0.8 and ≤ 1.2'
+        """
+        if self.qualitative:
+            return " and ".join(f"{BOUNDS[op]} {v:g}" if isinstance(v, float) else
+                                f"{BOUNDS[op]} {v}" for op, v in self.holds)
+        return format_value(self, self.expected)
+
     def describe_tolerance(self) -> str:
+        if self.qualitative:
+            return "inequality"
         if self.rel is not None:
             return f"rel {self.rel:g}"
         if self.abs is not None:
@@ -73,9 +114,11 @@ class Claim:
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
     claim: Claim
-    reproduced: float | str | None
+    reproduced: float | str | None  # qualitative: the value closest to breaking a bound
     difference: float | None
     status: str  # one of STATUSES
+    values: tuple[tuple[str, float], ...] = ()  # qualitative: every value the pattern matched
+    bounds: tuple[tuple[str, float], ...] = ()  # qualitative: the bounds, resolved to numbers
 
 
 def _field(where: str, name: str, value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -91,7 +134,8 @@ def _kind(kind: type | tuple[type, ...]) -> str:
 
 def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
     """Validate a parsed ledger; errors name the file, the claim and the field."""
-    known = {"id", "quantity", "expected", "tolerance", "reason", "runs", "used_in", "format"}
+    known = {"id", "quantity", "expected", "tolerance", "reason", "runs", "used_in", "format",
+             "scope", "statement", "holds"}
     raw = data.get("claim", [])
     if not isinstance(raw, list):
         raise ClaimsError(f"{source}: field 'claim': expected an array of tables ([[claim]])")
@@ -110,6 +154,25 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
         quantity = _field(where, "quantity", c.get("quantity"), str)
         if ":" not in quantity or quantity.split(":", 1)[0] not in SOURCES:
             raise ClaimsError(f"{where}: field 'quantity': must start with 'vars:' or 'summary:'")
+        scope = _field(where, "scope", c.get("scope"), str)
+        if scope not in SCOPES:
+            raise ClaimsError(f"{where}: field 'scope': expected one of {', '.join(SCOPES)}, "
+                              f"got {scope!r}")
+        reason = c.get("reason", "")
+        _field(where, "reason", reason, str)
+        runs = _field(where, "runs", c.get("runs", []), list)
+        used = _field(where, "used_in", c.get("used_in", []), list)
+        fmt = _field(where, "format", c.get("format", ".2f"), str)
+        statement = _field(where, "statement", c.get("statement", ""), str)
+        common = {"id": cid, "quantity": quantity, "reason": reason, "scope": scope,
+                  "runs": tuple(str(r) for r in runs),
+                  "used_in": tuple(str(u) for u in used), "format": fmt,
+                  "statement": statement}
+        if scope == "qualitative":
+            claims.append(Claim(expected=None, holds=_holds(where, c), **common))
+            continue
+        if "holds" in c:
+            raise ClaimsError(f"{where}: field 'holds': only a qualitative claim has bounds")
         expected = _field(where, "expected", c.get("expected"), (int, float, str))
         if isinstance(expected, float) and not math.isfinite(expected):
             raise ClaimsError(f"{where}: field 'expected': expected a finite number, "
@@ -125,22 +188,41 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
                                   f"got {v!r}")
             if v < 0:
                 raise ClaimsError(f"{where}: field 'tolerance.{k}': must be >= 0")
-        reason = c.get("reason", "")
-        _field(where, "reason", reason, str)
         if tol and not reason.strip():
             raise ClaimsError(f"{where}: field 'reason': a tolerance needs a reason")
         if tol and isinstance(expected, str):
             raise ClaimsError(f"{where}: field 'tolerance': a string claim is compared exactly")
-        runs = _field(where, "runs", c.get("runs", []), list)
-        used = _field(where, "used_in", c.get("used_in", []), list)
-        fmt = _field(where, "format", c.get("format", ".2f"), str)
         claims.append(Claim(
-            id=cid, quantity=quantity,
             expected=float(expected) if not isinstance(expected, str) else expected,
-            rel=tol.get("rel"), abs=tol.get("abs"), reason=reason,
-            runs=tuple(str(r) for r in runs), used_in=tuple(str(u) for u in used), format=fmt,
+            rel=tol.get("rel"), abs=tol.get("abs"), **common,
         ))
     return claims
+
+
+def _holds(where: str, c: Mapping[str, Any]) -> tuple[tuple[str, float | str], ...]:
+    """A qualitative claim's bounds: ``holds = { lt = 1.0 }`` and friends, with its reason."""
+    for name in ("expected", "tolerance"):
+        if name in c:
+            raise ClaimsError(f"{where}: field '{name}': a qualitative claim has 'holds' instead")
+    if not str(c.get("statement", "")).strip():
+        raise ClaimsError(f"{where}: field 'statement': a qualitative claim states its sentence")
+    if not str(c.get("reason", "")).strip():
+        raise ClaimsError(f"{where}: field 'reason': a qualitative claim needs a reason")
+    holds = _field(where, "holds", c.get("holds"), dict)
+    if not holds or set(holds) - set(BOUNDS):
+        raise ClaimsError(f"{where}: field 'holds': give one or two of lt, le, gt, ge")
+    out: list[tuple[str, float | str]] = []
+    for op in BOUNDS:  # a fixed order: lt, le, gt, ge
+        if op not in holds:
+            continue
+        v = _field(where, f"holds.{op}", holds[op], (int, float, str))
+        if isinstance(v, str) and v.split(":", 1)[0] not in SOURCES:
+            raise ClaimsError(f"{where}: field 'holds.{op}': a number or a 'vars:'/'summary:' "
+                              "quantity")
+        if not isinstance(v, str) and not math.isfinite(v):
+            raise ClaimsError(f"{where}: field 'holds.{op}': must be finite")
+        out.append((op, v if isinstance(v, str) else float(v)))
+    return tuple(out)
 
 
 def load(path: Path) -> list[Claim]:
@@ -177,10 +259,102 @@ def lookup(data: Any, dotted: str) -> Any:
     return cur
 
 
+def _is_pattern(part: str) -> bool:
+    return any(ch in part for ch in "*?[")
+
+
+def lookup_all(data: Any, dotted: str) -> list[tuple[str, Any]]:
+    """Every (path, value) a dotted path with ``*`` segments matches, in key order.
+
+    A pattern segment matches whole keys (run ids may contain dots); a path that does not
+    lead anywhere for one key is skipped for that key.
+
+    >>> d = {"s": {"final-a": {"r": 1}, "final-b": {"r": 2}, "other": {"r": 3}}}
+    >>> lookup_all(d, "s.final-*.r")
+    [('s.final-a.r', 1), ('s.final-b.r', 2)]
+    >>> lookup_all(d, "s.other.r")
+    [('s.other.r', 3)]
+    """
+    parts = dotted.split(".")
+    star = next((i for i, p in enumerate(parts) if _is_pattern(p)), None)
+    if star is None:
+        try:
+            return [(dotted, lookup(data, dotted))]
+        except (KeyError, IndexError, ValueError):
+            return []
+    head, pattern, rest = ".".join(parts[:star]), parts[star], ".".join(parts[star + 1:])
+    try:
+        node = lookup(data, head) if head else data
+    except (KeyError, IndexError, ValueError):
+        return []
+    if not isinstance(node, Mapping):
+        return []
+    out: list[tuple[str, Any]] = []
+    for key in sorted(k for k in node if fnmatch.fnmatchcase(str(k), pattern)):
+        prefix = f"{head}.{key}" if head else str(key)
+        if rest:
+            out += [(f"{prefix}.{q}", w) for q, w in lookup_all(node[key], rest)]
+        else:
+            out.append((prefix, node[key]))
+    return out
+
+
+def _root(source: str, summary: Mapping[str, Any], variables: Mapping[str, Any]) -> Any:
+    return variables if source == "vars" else summary
+
+
 def resolve(claim: Claim, summary: Mapping[str, Any], variables: Mapping[str, Any]) -> Any:
     """The current value of a claim's quantity; ``KeyError`` when absent."""
-    root = variables if claim.source == "vars" else summary
-    return lookup(root, claim.path)
+    return lookup(_root(claim.source, summary, variables), claim.path)
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+def _satisfies(value: float, op: str, bound: float) -> bool:
+    return {"lt": value < bound, "le": value <= bound, "gt": value > bound,
+            "ge": value >= bound}[op]
+
+
+def evaluate(claim: Claim, summary: Mapping[str, Any],
+             variables: Mapping[str, Any]) -> Outcome:
+    """A qualitative claim on one set of computed files: does every matched value hold?
+
+    ``ok`` when at least one value matched and every one satisfies every bound, ``deviates``
+    when one does not, ``missing`` when nothing matched or a bound could not be resolved. The
+    reported value is the one closest to (or furthest past) a bound.
+    """
+    found = [(p, _number(v)) for p, v in
+             lookup_all(_root(claim.source, summary, variables), claim.path)]
+    values = tuple((p, v) for p, v in found if v is not None)
+    bounds: list[tuple[str, float]] = []
+    for op, b in claim.holds:
+        if isinstance(b, str):
+            src, _, path = b.partition(":")
+            try:
+                num = _number(lookup(_root(src, summary, variables), path))
+            except (KeyError, IndexError, ValueError):
+                num = None
+            if num is None:
+                return Outcome(claim=claim, reproduced=None, difference=None,
+                               status="missing", values=values)
+            bounds.append((op, num))
+        else:
+            bounds.append((op, b))
+    if not values or len(values) < len(found):
+        return Outcome(claim=claim, reproduced=None, difference=None, status="missing",
+                       values=values, bounds=tuple(bounds))
+
+    def margin(v: float) -> float:  # > 0: inside every bound, by this much
+        return min((b - v) if op in ("lt", "le") else (v - b) for op, b in bounds)
+
+    worst = min(values, key=lambda pv: margin(pv[1]))[1]
+    ok = all(_satisfies(v, op, b) for _, v in values for op, b in bounds)
+    return Outcome(claim=claim, reproduced=worst, difference=None,
+                   status="ok" if ok else "deviates", values=values, bounds=tuple(bounds))
 
 
 def format_value(claim: Claim, value: Any) -> str:
@@ -198,6 +372,8 @@ def format_value(claim: Claim, value: Any) -> str:
 
 def compare(claim: Claim, value: Any) -> Outcome:
     """Classify one reproduced value against the ledger."""
+    if claim.expected is None:
+        raise ValueError(f"claim {claim.id}: qualitative; use evaluate()")
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return Outcome(claim=claim, reproduced=None, difference=None, status="missing")
     if isinstance(claim.expected, str) or not isinstance(value, int | float):
@@ -222,6 +398,9 @@ def check(
     """Every claim's outcome against the parsed summary and variables, in ledger order."""
     out = []
     for c in claims:
+        if c.qualitative:
+            out.append(evaluate(c, summary, variables))
+            continue
         try:
             value = resolve(c, summary, variables)
         except (KeyError, IndexError, ValueError):

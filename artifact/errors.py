@@ -18,11 +18,18 @@ The tree::
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
      ├── RecordError            a run-directory file cannot be read        artifact.records
      ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
-     │    └── ConfigError       one run's config.json is unusable (run skipped)
+     │    ├── ConfigError       one run's config.json is unusable (run skipped)
+     │    └── MissingCellError  a cell the accsplit analysis needs has no runs (names it)
      ├── RenderError            the renderer's inputs are wrong            artifact.render
      │    ├── SummaryError      summary.json missing or off-schema
-     │    └── ManuscriptError   paper.md refers to what is not computed
-     └── ClaimsError            the claims ledger is wrong, or (strict) not reproduced
+     │    ├── ManuscriptError   paper.md refers to what is not computed
+     │    └── ComparisonError   comparison.json missing or off-schema   ...render.comparison
+     ├── ClaimsError            the claims ledger is wrong, or (strict) not reproduced
+     └── ReproduceError         a reproduction or comparison cannot go on  artifact.reproduce
+          ├── PlanError         the selection or the folder is wrong       ....plan
+          ├── RunSetError       a folder is not a set of runs              ....runsets
+          ├── CalibrationError  the calibration requests failed            ....calibrate
+          └── StrictError       --strict: claims failed (exit status 1)    ....command
 
 Each class is re-exported by the module named beside it, so ``from artifact.spec import
 SpecError`` keeps working.
@@ -38,16 +45,23 @@ from typing import Any, ParamSpec, TypeVar
 __all__ = [
     "AnalysisError",
     "ArtifactError",
+    "CalibrationError",
     "ClaimsError",
+    "ComparisonError",
     "ConfigError",
     "GGUFError",
     "ManuscriptError",
+    "MissingCellError",
+    "PlanError",
     "PromptSetError",
     "RecordError",
     "RenderError",
+    "ReproduceError",
+    "RunSetError",
     "ServerError",
     "SessionError",
     "SpecError",
+    "StrictError",
     "SummaryError",
     "SynthError",
     "ToolchainError",
@@ -93,6 +107,10 @@ class ConfigError(AnalysisError):
     """A run's ``config.json`` cannot be used (the message names the run and the field)."""
 
 
+class MissingCellError(AnalysisError):
+    """A cell the acceptance-split analysis needs has no runs (the message names the cell)."""
+
+
 class RenderError(ArtifactError):
     """A mistake in the renderer's inputs, reported in one line."""
 
@@ -113,8 +131,32 @@ class ManuscriptError(RenderError):
     """The manuscript refers to something the computed files do not have."""
 
 
+class ComparisonError(RenderError):
+    """``comparison.json`` is missing, unreadable or does not follow its schema."""
+
+
 class ClaimsError(ArtifactError):
     """The claims ledger is wrong, or (under ``--strict``) claims are not reproduced."""
+
+
+class ReproduceError(ArtifactError):
+    """A reproduction, or a comparison of two run sets, cannot go on (one line)."""
+
+
+class PlanError(ReproduceError):
+    """A reproduction cannot be planned as asked (one line naming what and why)."""
+
+
+class RunSetError(ReproduceError):
+    """A folder is not a set of runs (one line naming it)."""
+
+
+class CalibrationError(ReproduceError):
+    """The calibration requests did not complete (the server log says why)."""
+
+
+class StrictError(ReproduceError):
+    """Under ``--strict``, claims failed (the message lists them); exit status 1."""
 
 
 def one_line(err: BaseException) -> str:

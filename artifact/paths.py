@@ -21,7 +21,10 @@ PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
 ANALYSIS = EXPERIMENTS / "analysis"
 SUMMARY = ANALYSIS / "summary.json"
 WORKLOAD = ANALYSIS / "workload.json"
+ACCSPLIT = ANALYSIS / "accsplit.json"
 CLAIMS = EXPERIMENTS / "claims.toml"
+STUDY = CAMPAIGNS / "cpu-study.toml"
+REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the committed runs
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

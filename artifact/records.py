@@ -129,6 +129,13 @@ class Result:
     timings: Timings
     stop_type: str
     alpha: float | None  # draft_n_accepted / draft_n, None when nothing was drafted
+    # Later fields (absent from records written before they existed, read as None):
+    event_text: list[str] | None = None  # streamed text of each event, parallel to event_ms
+    seed: int | None = None  # the request's sampling seed
+    window: str | None = None  # the run's measurement window label (spec.window)
+    utc_date: str | None = None  # UTC date the request was sent, YYYY-MM-DD (a label)
+    # /metrics counter deltas over this request alone (spec.metrics_per_request)
+    metrics_delta: dict[str, float] | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -312,14 +319,19 @@ def result_from_row(row: dict[str, Any]) -> Result:
     if not isinstance(events, list):
         raise TypeError("event_ms: expected a list")
     tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
-    fields = {k: row[k] for k in Result.__dataclass_fields__ if k != "timings"}
+    fields: dict[str, Any] = {k: row[k] if k not in LATER_RESULT_FIELDS else row.get(k)
+                              for k in Result.__dataclass_fields__ if k != "timings"}
     return Result(timings=Timings(**tv), **fields)
+
+
+LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta"})
 
 
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
     """Results of a run and the number of lines that could not be read as a :class:`Result`.
 
-    ``keep_events=False`` drops the per-event arrival times (one float per token) line by line,
+    ``keep_events=False`` drops the per-event arrival times and texts (one per token) line by
+    line,
     which keeps memory, and so time, linear in the number of records for the analysis.
     """
     out: list[Result] = []
@@ -330,6 +342,7 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
             continue
         if not keep_events and isinstance(row.get("event_ms"), list):
             row["event_ms"] = []  # its type checked, its values not kept
+            row["event_text"] = None
         try:
             out.append(result_from_row(row))
         except (KeyError, TypeError):

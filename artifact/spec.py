@@ -28,7 +28,7 @@ from artifact.executor_spec import ExecutorSpec, parse_executor
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
-FAMILIES = ("final", "curves", "ksweep", "baseline", "kick", "workload")
+FAMILIES = ("final", "curves", "ksweep", "baseline", "kick", "accsplit", "workload")
 STYLES = ("english", "code")  # synthetic filler styles (artifact.campaign.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 
@@ -86,6 +86,13 @@ class RunSpec:
     n_gpu_layers: int  # -ngl; 0 on CPU
     warmup: int  # unrecorded requests after every server start
     timeout_s: float  # per request, read timeout between stream events
+    # Added for the acceptance-split study; each enters the hash only when set away from its
+    # default (see LATER_FIELDS), so the runs measured before they existed stay current.
+    ignore_eos: bool = False  # generate exactly n_predict tokens (the server ignores EOS)
+    seed_per_repeat: bool = False  # request seed = seed + repeat: repeats are independent draws
+    metrics_per_request: bool = False  # /metrics before and after each request (concurrency 1)
+    window: str | None = None  # measurement window label, copied into every record
+    ngram_match: int | None = None  # ngram-mod lookup length (--spec-ngram-mod-n-match)
     # Workload runs only: multi-turn sessions of the session set named by ``prompt_set``
     # (experiments/session_sets.toml); n_predict is then the output cap per turn.
     workload: WorkloadSpec | None = None
@@ -96,11 +103,39 @@ class RunSpec:
             del d["workload"]
         return d
 
+    def request_seed(self, repeat: int) -> int:
+        """The sampling seed of one request: ``seed``, plus the repeat when seeds vary.
+
+        >>> s = RunSpec(run_id="r", campaign="c", family="final", target_model="m", target="t",
+        ...     target_quant="Q", drafter="none", draft_model=None, draft_quant=None, k=None,
+        ...     p_min=None, ctx_size=8, temperature=1.0, top_k=40, top_p=1.0, seed=100,
+        ...     n_predict=8, prompt_set="p", concurrency=1, repeats=2, threads=1,
+        ...     n_gpu_layers=0, warmup=0, timeout_s=1.0, seed_per_repeat=True)
+        >>> s.request_seed(0), s.request_seed(1)
+        (100, 101)
+        """
+        return self.seed + repeat if self.seed_per_repeat else self.seed
+
     @property
     def sha256(self) -> str:
         """Identity of the spec: a run is current when its recorded hash equals this."""
-        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
+        d = self.as_dict()
+        for name, default in LATER_FIELDS.items():
+            if d[name] == default:
+                del d[name]
+        blob = json.dumps(d, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+# Fields added after the first runs were measured, with their defaults: left out of the spec
+# hash while at the default, so adding a field never makes a measured run stale.
+LATER_FIELDS: dict[str, Any] = {
+    "ignore_eos": False,
+    "seed_per_repeat": False,
+    "metrics_per_request": False,
+    "window": None,
+    "ngram_match": None,
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +174,7 @@ _DEFAULTS: dict[str, Any] = {
     "n_gpu_layers": 0,
     "warmup": 2,
     "timeout_s": 120.0,
+    **LATER_FIELDS,
 }
 _RUN_KEYS = frozenset(
     {"id", "family", "target", "drafter", "prompt_set", "workload"} | set(_DEFAULTS)
@@ -187,9 +223,9 @@ def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise ctx.fail(f"{where}.{name}", f"expected an integer >= 0, got {v!r}")
         return v
-    if name == "k":
+    if name in ("k", "ngram_match"):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise ctx.fail(f"{where}.k", f"expected a positive integer, got {v!r}")
+            raise ctx.fail(f"{where}.{name}", f"expected a positive integer, got {v!r}")
         return v
     if name in ("temperature", "top_p", "p_min"):
         if v is None and name == "p_min":
@@ -199,7 +235,11 @@ def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
         if name in ("top_p", "p_min") and v > 1:
             raise ctx.fail(f"{where}.{name}", f"expected a number in [0, 1], got {v!r}")
         return float(v)
-    if name in ("id", "family", "target", "drafter", "prompt_set", "draft_model"):
+    if name in LATER_FIELDS and isinstance(LATER_FIELDS[name], bool):
+        if not isinstance(v, bool):
+            raise ctx.fail(f"{where}.{name}", f"expected true or false, got {v!r}")
+        return v
+    if name in ("id", "family", "target", "drafter", "prompt_set", "draft_model", "window"):
         if v is None and name == "draft_model":
             return None
         if not isinstance(v, str) or not v:
@@ -367,6 +407,11 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         raise ctx.fail(f"{where}.draft_model", f"drafter {v['drafter']} takes no draft model")
     if v["draft_model"] is not None and v["draft_model"] not in models:
         raise ctx.fail(f"{where}.draft_model", f"unknown model key {v['draft_model']!r}")
+    if v["metrics_per_request"] and v["concurrency"] != 1:
+        raise ctx.fail(f"{where}.metrics_per_request", "needs concurrency = 1 (counter deltas "
+                       "of overlapping requests cannot be told apart)")
+    if v["ngram_match"] is not None and v["drafter"] != "ngram-mod":
+        raise ctx.fail(f"{where}.ngram_match", "only ngram-mod takes a lookup length")
     if v["drafter"] in ("none", "ngram-cache") and v["k"] is not None:
         raise ctx.fail(f"{where}.k", f"drafter {v['drafter']} takes no draft length "
                        "(ngram-cache drafts a fixed length in this llama-server)")

@@ -19,31 +19,52 @@ def _ledger(tmp_path: Path, body: str) -> Path:
 
 
 def test_the_ledger_loads_and_reproduces_on_the_fixture(tmp_path: Path) -> None:
+    from artifact import files
+    from artifact.render import accsplit_vars
+    from tests.render.accsplit_fixture import build_accsplit
+
     raw = build_summary()
     v = rvars.compute(model.from_json(raw))
-    v["workload"] = rworkload.variables(
-        rworkload.load(write_workload_fixture(tmp_path / "workload.json")))
+    v["accsplit"] = files.to_plain(accsplit_vars.compute(build_accsplit()))
+    v["workload"] = files.to_plain(rworkload.variables(
+        rworkload.load(write_workload_fixture(tmp_path / "workload.json"))))
     outcomes = claims.check(claims.load(paths.CLAIMS), raw, v)
     assert outcomes and all(o.status != "missing" for o in outcomes)
 
 
+S = 'scope = "hardware-bound"\n'
+Q = ('[[claim]]\nid = "q"\nscope = "qualitative"\nquantity = "vars:a"\n'
+     'statement = "s"\nreason = "r"\n')
+
+
 @pytest.mark.parametrize(("body", "field"), [
-    ('[[claim]]\nquantity = "vars:a"\nexpected = 1\n', "id"),
-    ('[[claim]]\nid = "x"\nquantity = "a.b"\nexpected = 1\n', "quantity"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\n', "expected"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {rel = 0.1}\n', "reason"),
+    ('[[claim]]\nquantity = "vars:a"\nexpected = 1\n' + S, "id"),
+    ('[[claim]]\nid = "x"\nquantity = "a.b"\nexpected = 1\n' + S, "quantity"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\n' + S, "expected"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {rel = 0.1}\n' + S,
+     "reason"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {rel = 1, abs = 1}\n'
-     'reason = "r"\n', "tolerance"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ncolour = 1\n', "colour"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n'
-     '[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n', "id"),
-    # non-finite numbers: inf would let a claim always pass, nan make it always fail
+     'reason = "r"\n' + S, "tolerance"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ncolour = 1\n' + S, "colour"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n' + S +
+     '[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n' + S, "id"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n', "scope"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\nscope = "cpu"\n', "scope"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {rel = inf}\n'
-     'reason = "r"\n', "tolerance.rel"),
+     'reason = "r"\n' + S, "tolerance.rel"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\nholds = {lt = 1}\n' + S,
+     "holds"),
+    (Q, "holds"),
+    (Q + 'holds = {below = 1}\n', "holds"),
+    (Q + 'holds = {lt = "a.b"}\n', "holds.lt"),
+    (Q + 'holds = {lt = nan}\n', "holds.lt"),
+    (Q + 'holds = {lt = 1}\nexpected = 1\n', "expected"),
+    (Q.replace('statement = "s"\n', "") + 'holds = {lt = 1}\n', "statement"),
+    (Q.replace('reason = "r"\n', "") + 'holds = {lt = 1}\n', "reason"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {abs = nan}\n'
-     'reason = "r"\n', "tolerance.abs"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = nan\n', "expected"),
-    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = -inf\n', "expected"),
+     'reason = "r"\n' + S, "tolerance.abs"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = nan\n' + S, "expected"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = -inf\n' + S, "expected"),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, body: str, field: str) -> None:
     with pytest.raises(claims.ClaimsError) as err:
@@ -73,3 +94,34 @@ def test_lookup_follows_dotted_run_ids() -> None:
     assert claims.lookup(data, "xs.0.a") == 1
     with pytest.raises(KeyError):
         claims.lookup(data, "speedup.nope")
+
+
+def test_every_claim_of_the_ledger_has_a_scope_and_qualitative_ones_hold() -> None:
+    ledger = claims.load(paths.CLAIMS)
+    assert {c.scope for c in ledger} == set(claims.SCOPES)
+    raw = build_summary()
+    v = rvars.compute(model.from_json(raw))
+    for o in claims.check([c for c in ledger if c.qualitative], raw, v):
+        assert o.status != "missing", o.claim.id
+
+
+def _q(holds: tuple[tuple[str, float | str], ...], quantity: str = "vars:s.*.r") -> claims.Claim:
+    return claims.Claim(id="q", quantity=quantity, expected=None, scope="qualitative",
+                        statement="s", reason="r", holds=holds)
+
+
+def test_a_qualitative_claim_holds_only_when_every_matched_value_does() -> None:
+    v = {"s": {"a": {"r": 0.5}, "b": {"r": 0.9}}, "base": 0.7}
+    out = claims.evaluate(_q((("lt", 1.0),)), {}, v)
+    assert out.status == "ok" and out.reproduced == 0.9  # the value closest to the bound
+    assert [p for p, _ in out.values] == ["s.a.r", "s.b.r"]
+    assert claims.evaluate(_q((("lt", 0.8),)), {}, v).status == "deviates"
+    assert claims.evaluate(_q((("ge", 0.5), ("le", 0.9))), {}, v).status == "ok"
+    assert claims.evaluate(_q((("gt", 0.5),)), {}, v).status == "deviates"  # 0.5 is not > 0.5
+    # a bound that is another quantity
+    assert claims.evaluate(_q((("lt", "vars:base"),), "vars:s.a.r"), {}, v).status == "ok"
+    assert claims.evaluate(_q((("lt", "vars:base"),)), {}, v).status == "deviates"
+    # nothing matched, a null among the matches, an unresolvable bound: missing, never ok
+    assert claims.evaluate(_q((("lt", 1.0),), "vars:s.z*.r"), {}, v).status == "missing"
+    assert claims.evaluate(_q((("lt", 1.0),)), {}, {"s": {"a": {"r": None}}}).status == "missing"
+    assert claims.evaluate(_q((("lt", "vars:nope"),)), {}, v).status == "missing"

@@ -25,10 +25,16 @@ HOMES = {
     "RecordError": "artifact.records",
     "AnalysisError": "artifact.analysis.runs",
     "ConfigError": "artifact.analysis.runs",
+    "MissingCellError": "artifact.analysis.accsplit",
     "RenderError": "artifact.render.model",
     "SummaryError": "artifact.render.model",
     "ManuscriptError": "artifact.render.manuscript",
     "ClaimsError": "artifact.claims",
+    "ComparisonError": "artifact.render.comparison",
+    "PlanError": "artifact.reproduce.plan",
+    "RunSetError": "artifact.reproduce.runsets",
+    "CalibrationError": "artifact.reproduce.calibrate",
+    "StrictError": "artifact.reproduce.command",
 }
 
 
@@ -108,7 +114,7 @@ def test_doit_action_fails_the_task_with_one_line() -> None:
 
 
 @pytest.mark.parametrize("module", ["artifact.analysis.__main__", "artifact.campaign.__main__",
-                                    "artifact.render.report"])
+                                    "artifact.render.report", "artifact.reproduce.command"])
 def test_command_lines_catch_artifact_errors_once(module: str) -> None:
     mod = importlib.import_module(module)
     assert getattr(mod.main, "__wrapped__", None) is not None, f"{module}: main not wrapped by cli"

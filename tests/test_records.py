@@ -77,3 +77,25 @@ def test_run_dir_keeps_run_ids_inside_the_runs_folder(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path.parent)
     with pytest.raises(records.RecordError, match="leaves its folder"):
         records.run_dir(tmp_path, "link")  # a link pointing out is caught once resolved
+
+
+def test_rows_written_before_the_later_fields_still_read(tmp_path: Path) -> None:
+    import json
+
+    row = records.to_json(result("old"))
+    for k in records.LATER_RESULT_FIELDS:
+        del row[k]
+    (tmp_path / records.RESULTS).write_text(json.dumps(row) + "\n")
+    got, bad = records.read_results(tmp_path)
+    assert bad == 0 and got[0].event_text is None and got[0].window is None
+
+
+def test_later_fields_round_trip_and_events_can_be_dropped(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    r = replace(result("new"), event_text=["a", "b"], seed=7, window="w1",
+                utc_date="2026-11-30", metrics_delta={"x_total": 1.0})
+    records.append_jsonl(tmp_path / records.RESULTS, r)
+    assert records.read_results(tmp_path)[0] == [r]
+    light = records.read_results(tmp_path, keep_events=False)[0][0]
+    assert light.event_ms == [] and light.event_text is None and light.window == "w1"

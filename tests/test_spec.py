@@ -110,3 +110,71 @@ def test_committed_campaigns_are_valid() -> None:
     assert {f.name for f in files} >= {"cpu-study.toml", "kick.toml"}
     for f in files:
         assert load_campaign(f).runs
+
+
+def test_later_fields_parse_and_enter_the_hash_only_when_set(tmp_path: Path) -> None:
+    plain = load_campaign(write(tmp_path, '[[run]]\nid = "a"\ndrafter = "none"\n')).runs[0]
+    set_ = load_campaign(write(tmp_path, '[[run]]\nid = "a"\ndrafter = "none"\n'
+                               'ignore_eos = true\nseed_per_repeat = true\n'
+                               'metrics_per_request = true\nwindow = "w1"\n')).runs[0]
+    assert (set_.ignore_eos, set_.seed_per_repeat, set_.metrics_per_request, set_.window) == (
+        True, True, True, "w1")
+    assert set_.sha256 != plain.sha256
+    # at their defaults they leave the hash as it was before they existed
+    import hashlib
+    import json
+
+    from artifact.spec import LATER_FIELDS
+
+    legacy = {k: v for k, v in plain.as_dict().items() if k not in LATER_FIELDS}
+    want = hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()
+    assert plain.sha256 == want
+    assert (plain.request_seed(3), set_.request_seed(3)) == (plain.seed, set_.seed + 3)
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ('[[run]]\nid = "a"\ndrafter = "none"\nignore_eos = 1\n',
+         "run[0].ignore_eos: expected true or false"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nwindow = 3\n', "run[0].window: expected a"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nmetrics_per_request = true\nconcurrency = 2\n',
+         "run[0].metrics_per_request: needs concurrency = 1"),
+    ],
+)
+def test_bad_later_fields_fail_with_one_line(tmp_path: Path, body: str, where: str) -> None:
+    with pytest.raises(SpecError, match=where.replace("[", r"\[").replace("]", r"\]")):
+        load_campaign(write(tmp_path, body))
+
+
+def test_measured_runs_stay_current_for_their_recorded_spec_hash() -> None:
+    """Adding spec fields must not make a committed run stale (its hash is recomputed here)."""
+    from artifact import paths, records
+
+    camp = load_campaign(paths.CAMPAIGNS / "cpu-study.toml")
+    for spec in camp.runs:
+        config = paths.RUNS / spec.run_id / records.CONFIG
+        if config.exists():
+            assert records.read_json(config)["spec_sha256"] == spec.sha256, spec.run_id
+
+
+def test_accsplit_campaign_shape() -> None:
+    from artifact import paths
+
+    camp = load_campaign(paths.CAMPAIGNS / "accsplit.toml")
+    windows = {r.window for r in camp.runs}
+    assert windows == {"w1", "w2", "w3"}
+    for r in camp.runs:
+        assert r.temperature == 1.0 and r.ignore_eos and r.seed_per_repeat and r.threads == 1
+        assert r.metrics_per_request == (r.concurrency == 1)
+    drafters = {"none", "ngram-mod", "draft-simple"}
+    for w in windows:  # every window holds the short-budget batch-1 cells
+        assert {r.drafter for r in camp.runs
+                if r.window == w and r.concurrency == 1 and r.n_predict == 128} == drafters
+    assert {r.n_predict for r in camp.runs} == {128, 256}
+    batches = {r.concurrency: {x.window for x in camp.runs if x.concurrency == r.concurrency}
+               for r in camp.runs}
+    assert batches == {1: {"w1", "w2", "w3"}, 2: {"w2"}, 4: {"w3"}}
+    assert {r.drafter for r in camp.runs if r.concurrency > 1} == drafters - {"none"}
+    seeds = {w: {r.seed for r in camp.runs if r.window == w} for w in windows}
+    assert all(len(s) == 1 for s in seeds.values()) and len(set.union(*seeds.values())) == 3

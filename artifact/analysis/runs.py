@@ -314,8 +314,12 @@ def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any
         return None
 
 
-def load_run(path: Path) -> Run:
-    """Load one run directory (raises :class:`ConfigError` when its config is unusable)."""
+def load_run(path: Path, *, keep_events: bool = False) -> Run:
+    """Load one run directory (raises :class:`ConfigError` when its config is unusable).
+
+    ``keep_events`` keeps each record's event times and texts (the acceptance-split study
+    needs them; the summary does not).
+    """
     where = path.name
     for name in records.RUN_FILES:
         if (path / name).exists() and not (path / name).is_file():
@@ -326,7 +330,7 @@ def load_run(path: Path) -> Run:
         raise ConfigError(f"run {where}: {err}") from err
     desc = describe(config, where=where)
     problems: list[str] = []
-    recs, n_bad = records.read_results(path, keep_events=False)
+    recs, n_bad = records.read_results(path, keep_events=keep_events)
     if n_bad:
         problems.append(f"run {where}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
     errs = records.read_jsonl(path / records.ERRORS)

@@ -25,6 +25,8 @@ from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_
 from artifact.contract import summary as contract
 from artifact.contract.summary import Environment, LogPairing, Parameters, RunEntry
 
+# Families analysed by their own study module, not by summary.json (accsplit -> accsplit.json).
+OWN_ANALYSIS = frozenset({"accsplit"})
 ENV_FIELDS = (
     "llama_cpp_version",
     "binary_sha256",
@@ -233,14 +235,30 @@ def build_summary(
     runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP
 ) -> contract.Summary:
     """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
-    checked against the contract before anything is written."""
+    checked against the contract before anything is written.
+
+    Runs of a study with its own analysis (:data:`OWN_ANALYSIS` families) are left out.
+    """
     runs, warnings = load_runs(runs_root)
+    elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
+    warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
+    runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
+    return summarize_runs(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
+
+
+def summarize_runs(
+    runs: Sequence[Run], warnings: Sequence[str] = (), *, source: str = "summary",
+    bootstrap: Bootstrap = BOOTSTRAP,
+) -> contract.Summary:
+    """Loaded runs analysed (``warnings``: those met while loading them), checked against the
+    contract (``source`` names them in its one-line errors)."""
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     nan_paths: list[str] = []
     plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
-    plain["warnings"] = sorted(set(warnings + result["warnings"] + _nan_warnings(nan_paths)))
-    return contract.validate(plain, source=f"summary of {runs_root}", error=AnalysisError)
+    plain["warnings"] = sorted(set(list(warnings) + result["warnings"]
+                                   + _nan_warnings(nan_paths)))
+    return contract.validate(plain, source=source, error=AnalysisError)
 
 
 def dumps(summary: Mapping[str, Any]) -> str:

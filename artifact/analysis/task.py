@@ -84,3 +84,40 @@ def task_workload() -> dict[str, Any]:
         "uptodate": [config_changed(params)],
         "clean": True,
     }
+
+
+@doit_action
+def _write_accsplit(runs: Path, out: Path) -> None:
+    from artifact.analysis.accsplit import write  # numpy/scipy only when it runs
+
+    write(runs, out)
+
+
+def accsplit_runs(root: Path = paths.RUNS) -> list[Path]:
+    """Run directories of the acceptance-split study (family ``accsplit`` in config.json)."""
+    import json  # the standard library's; doit imports this module on every `doit list`
+
+    out = []
+    for config in sorted(root.glob(f"*/{records.CONFIG}")):
+        if config.parent.name.startswith((".", "_")):
+            continue
+        try:
+            family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if family == "accsplit":
+            out.append(config.parent)
+    return out
+
+
+def task_accsplit() -> dict[str, Any]:
+    """Acceptance-split study: its raw runs -> experiments/analysis/accsplit.json."""
+    deps = sorted(str(p) for run in accsplit_runs() for p in run.iterdir()
+                  if p.name in RUN_FILES)
+    code = [str(p) for p in imports.closure("artifact.analysis.accsplit")]
+    return {
+        "actions": [(_write_accsplit, [paths.RUNS, paths.ACCSPLIT])],
+        "file_dep": deps + code,
+        "targets": [str(paths.ACCSPLIT)],
+        "clean": True,
+    }

@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
                     "cpu-study.toml")
     ap.add_argument("--run", action="append", default=[], metavar="ID",
                     help="run only this run (repeatable); default: every run not yet current")
+    ap.add_argument("--window", action="append", default=[], metavar="W",
+                    help="run only the runs of this measurement window (spec.window; "
+                    "repeatable), e.g. w1")
     ap.add_argument("--runs-dir", type=Path, default=None,
                     help="where run directories go (default: experiments/runs, or "
                     "experiments/runs-workload for a campaign of workload runs)")
@@ -36,7 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     camp = load_campaign(args.campaign, executor_kind=args.executor)
     if args.runs_dir is None:
         args.runs_dir = runs_root(camp)
-    wanted = args.run or [r.run_id for r in camp.runs]
+    windows = {r.window for r in camp.runs}
+    for w in args.window:
+        if w not in windows:
+            raise SpecError(f"{args.campaign}: no run has window {w!r}")
+    wanted = args.run or [r.run_id for r in camp.runs
+                          if not args.window or r.window in args.window]
     specs = []
     for rid in wanted:
         try:
@@ -52,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{'current' if current else 'to run'}")
             continue
         if current and not args.run:
+            if not args.quiet:
+                print(f"{spec.run_id}: current, skipped")
             continue
         m = run(camp, spec, runs_root=args.runs_dir, show_progress=not args.quiet)
         print(f"{spec.run_id}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "

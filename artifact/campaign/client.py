@@ -25,6 +25,7 @@ class Completed:
     ttft_ms: float | None  # first event that carries generated text
     e2e_ms: float
     event_ms: list[float]
+    event_text: list[str]  # the ``content`` of each event, parallel to event_ms
     timings: Timings
     stop_type: str
 
@@ -46,18 +47,21 @@ class Failed:
 Outcome = Completed | Failed
 
 
-def request_body(spec: RunSpec, prompt: str) -> dict[str, Any]:
-    """The JSON body of one cold, streamed request."""
-    return {
+def request_body(spec: RunSpec, prompt: str, repeat: int = 0) -> dict[str, Any]:
+    """The JSON body of one cold, streamed request (its seed from :meth:`RunSpec.request_seed`)."""
+    body: dict[str, Any] = {
         "prompt": prompt,
         "n_predict": spec.n_predict,
         "temperature": spec.temperature,
         "top_k": spec.top_k,
         "top_p": spec.top_p,
-        "seed": spec.seed,
+        "seed": spec.request_seed(repeat),
         "stream": True,
         "cache_prompt": False,  # cold runs: no prefix reuse between requests
     }
+    if spec.ignore_eos:
+        body["ignore_eos"] = True  # the answer runs to n_predict tokens
+    return body
 
 
 def _ms(ns: int) -> float:
@@ -133,6 +137,7 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
     """Send one streamed ``/completion`` and return what happened (never raises for I/O)."""
     t0 = time.perf_counter_ns()
     events: list[float] = []
+    texts: list[str] = []
     ttft: float | None = None
     try:
         async for item in _events(client, f"{base_url}/completion", body, timeout_s, t0):
@@ -140,10 +145,12 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
                 return item
             now, event = item
             events.append(_ms(now - t0))
+            content = event.get("content")
+            texts.append(content if isinstance(content, str) else "")
             if ttft is None and event.get("content"):
                 ttft = _ms(now - t0)
             if event.get("stop"):
-                return _finish(event, event.get("stop_type"), ttft, events, t0)
+                return _finish(event, event.get("stop_type"), ttft, events, texts, t0)
     except httpx.TransportError as err:
         return _io_failure(err)
     return Failed(reason="truncated", status=200,
@@ -151,13 +158,13 @@ async def complete(client: httpx.AsyncClient, base_url: str, body: dict[str, Any
 
 
 def _finish(event: dict[str, Any], stop_type: Any, ttft: float | None, events: list[float],
-            t0: int) -> Outcome:
+            texts: list[str], t0: int) -> Outcome:
     try:
         timings = _timings(event.get("timings") or {})
     except ValueError as err:
         return Failed(reason="bad_event", status=200, detail=str(err))
     return Completed(ttft_ms=ttft, e2e_ms=_ms(time.perf_counter_ns() - t0), event_ms=events,
-                     timings=timings, stop_type=str(stop_type or ""))
+                     event_text=texts, timings=timings, stop_type=str(stop_type or ""))
 
 
 def chat_body(messages: list[dict[str, str]], *, n_predict: int, slot: int, spec: RunSpec
@@ -187,6 +194,7 @@ async def chat_complete(client: httpx.AsyncClient, base_url: str, body: dict[str
     """
     t0 = time.perf_counter_ns()
     events: list[float] = []
+    texts: list[str] = []
     ttft: float | None = None
     try:
         async for item in _events(client, f"{base_url}/v1/chat/completions", body, timeout_s,
@@ -199,10 +207,11 @@ async def chat_complete(client: httpx.AsyncClient, base_url: str, body: dict[str
             delta = choice.get("delta") or {}
             if isinstance(delta, dict) and delta.get("content"):
                 events.append(_ms(now - t0))
+                texts.append(str(delta["content"]))
                 if ttft is None:
                     ttft = _ms(now - t0)
             if choice.get("finish_reason"):
-                return _finish(event, choice["finish_reason"], ttft, events, t0)
+                return _finish(event, choice["finish_reason"], ttft, events, texts, t0)
     except httpx.TransportError as err:
         return _io_failure(err)
     return Failed(reason="truncated", status=200,

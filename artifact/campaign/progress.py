@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from artifact.log import Log, is_terminal, overwrite_line, stderr
 
@@ -18,8 +19,10 @@ class Progress:
     """``label  12/30 [#######.....]  0.8 req/s  ETA 0:22``; a line per 10% when not a TTY."""
 
     def __init__(self, label: str, total: int, done: int = 0, enabled: bool = True,
-                 log: Log | None = None) -> None:
+                 log: Log | None = None, suffix: Callable[[float], str] | None = None) -> None:
+        """``suffix(fraction done)`` adds to each line (e.g. the ETA of a whole reproduction)."""
         self.label, self.total, self.done, self.enabled = label, total, done, enabled
+        self.suffix = suffix
         self.start_done = done
         self.t0 = time.perf_counter()
         # On a terminal (and no log given) one line is redrawn in place; otherwise a line
@@ -42,8 +45,9 @@ class Progress:
         filled = int(width * self.done / self.total) if self.total else width
         bar = "#" * filled + "." * (width - filled)
         eta_s = _clock(eta) if eta == eta else "?"
+        extra = self.suffix(self.done / self.total if self.total else 1.0) if self.suffix else ""
         return (f"{self.label}  {self.done}/{self.total} [{bar}]  {rate:.2f} req/s  "
-                f"ETA {eta_s}")
+                f"ETA {eta_s}{extra}")
 
     def show(self) -> None:
         if not self.enabled:

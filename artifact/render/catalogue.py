@@ -27,9 +27,11 @@ class Entry:
 
 # In the order the paper numbers them.
 TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"),
-          Entry("workload", paths.WORKLOAD), Entry("ablation", paths.WORKLOAD))
+          Entry("accsplit_cells", data=paths.ACCSPLIT),
+          Entry("accsplit_recon", data=paths.ACCSPLIT),
+          Entry("workload", data=paths.WORKLOAD), Entry("ablation", data=paths.WORKLOAD))
 FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"),
-           Entry("workload", paths.WORKLOAD))
+           Entry("accsplit", data=paths.ACCSPLIT), Entry("workload", data=paths.WORKLOAD))
 TABLE_NAMES = tuple(e.name for e in TABLES)
 FIGURE_NAMES = tuple(e.name for e in FIGURES)
 

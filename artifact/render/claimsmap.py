@@ -86,7 +86,7 @@ def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
         ids = [r.run_id for r in runs]
         lines.append("| " + " | ".join(_cell(x) for x in (
             f"`{c.id}`",
-            claims.format_value(c, c.expected) + f" ({c.describe_tolerance()})",
+            c.describe_expected() + f" ({c.describe_tolerance()})",
             "; ".join(c.used_in) or "-",
             (("workload.toml: " if runs[0].path.parent == paths.WORKLOAD_RUNS else "")
              + run_args(ids, all_runs)) if ids else "-",

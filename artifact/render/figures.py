@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from artifact import files  # noqa: E402
+from artifact.contract import accsplit as acc  # noqa: E402
 from artifact.contract import workload as wcontract  # noqa: E402
 from artifact.render import catalogue  # noqa: E402
 from artifact.render import workload as rworkload  # noqa: E402
-from artifact.render.model import Summary, load  # noqa: E402
+from artifact.render.model import Summary, SummaryError, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
 
 TEXT_WIDTH_IN = 6.5
@@ -446,6 +448,111 @@ def fig_hardware(summary: Summary) -> Figure:
     return fig
 
 
+# --- the acceptance-split study (accsplit.json) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class PositionLines:
+    """Per-position acceptance lines: one per (drafter, batch)."""
+
+    labels: tuple[str, ...]
+    rates: tuple[tuple[float | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class PromptPoints:
+    """Accepted per round per prompt: mean and interval per drafter (None: no value)."""
+
+    prompts: tuple[str, ...]
+    configs: tuple[str, ...]
+    mean: Mapping[str, tuple[float | None, ...]]
+    low: Mapping[str, tuple[float | None, ...]]
+    high: Mapping[str, tuple[float | None, ...]]
+    n: Mapping[str, tuple[int, ...]]
+
+
+def plot_acc_positions(ax: Axes, rows: Sequence[acc.ConfigRow], *, budget: int) -> PositionLines:
+    """Accepted at draft position i per round, one line per drafter and batch (one budget)."""
+    labels, rates = [], []
+    configs = sorted({r["config"] for r in rows})
+    styles = {1: "-", 2: "--", 4: ":"}
+    for ci, config in enumerate(configs):
+        for r in sorted((r for r in rows if r["config"] == config and r["budget"] == budget),
+                        key=lambda r: r["batch"]):
+            ys = tuple(p["value"] for p in r["per_position"])
+            if not ys:
+                continue
+            label = f"{config}, batch {r['batch']}"
+            xs = list(range(1, len(ys) + 1))
+            ax.plot(xs, [math.nan if y is None else y for y in ys],
+                    styles.get(r["batch"], "-."), marker="o", markersize=2.5,
+                    color=OKABE_ITO[ci % len(OKABE_ITO)], label=label)
+            labels.append(label)
+            rates.append(ys)
+    ax.set_xlabel("Draft position")
+    ax.set_ylabel("Accepted at the position, per round")
+    ax.set_ylim(0.0, 1.0)
+    ax.set_title(f"(a) By position and batch, {budget} tokens", loc="left")
+    if labels:
+        ax.legend(loc="lower left")
+        ax.set_xticks(range(1, max(len(r) for r in rates) + 1))
+    return PositionLines(tuple(labels), tuple(rates))
+
+
+def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: int
+                     ) -> PromptPoints:
+    """Accepted per round per prompt across windows: mean and 95% t-interval over runs."""
+    cells = [r for r in rows if r["budget"] == budget]
+    prompts = tuple(sorted({r["prompt_id"] for r in cells}))
+    configs = tuple(sorted({r["config"] for r in cells}))
+    by = {(r["config"], r["prompt_id"]): r["accepted_per_round"] for r in cells}
+    mean: dict[str, tuple[float | None, ...]] = {}
+    low: dict[str, tuple[float | None, ...]] = {}
+    high: dict[str, tuple[float | None, ...]] = {}
+    ns: dict[str, tuple[int, ...]] = {}
+    width = 0.8 / max(len(configs), 1)
+    for ci, config in enumerate(configs):
+        ivs = [by.get((config, p)) for p in prompts]
+        mean[config] = tuple(iv["mean"] if iv else None for iv in ivs)
+        low[config] = tuple(iv["low"] if iv else None for iv in ivs)
+        high[config] = tuple(iv["high"] if iv else None for iv in ivs)
+        ns[config] = tuple(iv["n"] if iv else 0 for iv in ivs)
+        colour = OKABE_ITO[ci % len(OKABE_ITO)]
+        for pi, (m, lo, hi) in enumerate(zip(mean[config], low[config], high[config],
+                                             strict=True)):
+            if m is None:
+                continue
+            y = pi + (ci - (len(configs) - 1) / 2) * width
+            if lo is not None and hi is not None:
+                ax.plot([lo, hi], [y, y], color=colour, linewidth=1.0)
+            ax.plot([m], [y], "o", color=colour, markersize=3.0,
+                    label=config if pi == next(i for i, v in enumerate(mean[config])
+                                               if v is not None) else None)
+    k = max((len(r["per_position"]) for r in cells), default=0)
+    if k:  # accepted per round lies in [0, k]; wider intervals are cut there
+        ax.set_xlim(0.0, float(k))
+    ax.set_yticks(range(len(prompts)))
+    ax.set_yticklabels(list(prompts))
+    ax.invert_yaxis()
+    ax.set_xlabel("Accepted per round (mean, 95% CI over windows)")
+    ax.set_title(f"(b) By prompt across windows, {budget} tokens", loc="left")
+    if configs:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=len(configs))
+    return PromptPoints(prompts, configs, mean, low, high, ns)
+
+
+def fig_accsplit(data: acc.AccSplit) -> Figure:
+    budget = min(data["protocol"]["budgets"])
+    fig, (a, b) = _figure(2.6, ncols=2, width_ratios=[1.0, 1.35])
+    plot_acc_positions(a, data["by_config"], budget=budget)
+    plot_acc_prompts(b, data["by_prompt_budget"], budget=budget)
+    return fig
+
+
+# One per catalogue figure of accsplit.json.
+ACCSPLIT_FIGURES: dict[str, Callable[[acc.AccSplit], Figure]] = {"accsplit": fig_accsplit}
+
+
 # One per catalogue figure (a test checks the two agree).
 FIGURES: dict[str, Callable[[Summary], Figure]] = {
     "speedup": fig_speedup,
@@ -468,7 +575,7 @@ def fig_workload(w: wcontract.Workload) -> Figure:
     return fig
 
 
-# The workload study's figures read workload.json (beside summary.json).
+# One per catalogue figure of workload.json (the workload study).
 WORKLOAD_FIGURES: dict[str, Callable[[wcontract.Workload], Figure]] = {
     "workload": fig_workload,
 }
@@ -487,11 +594,17 @@ def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
     return [png, pdf]
 
 
-def write(summary_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
-    """Build one figure from ``summary.json`` and save it under ``out_dir``."""
+def write(data_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
+    """Build one figure from the file its catalogue entry names; save it under ``out_dir``."""
+    if name in ACCSPLIT_FIGURES:
+        data = acc.read(data_path, error=SummaryError)
+        with plt.rc_context(STYLE):  # type: ignore[arg-type]
+            return save(ACCSPLIT_FIGURES[name](data), out_dir / name, dpi=dpi)
+    if name in WORKLOAD_FIGURES:
+        w = wcontract.read(data_path, error=SummaryError)
+        with plt.rc_context(STYLE):  # type: ignore[arg-type]
+            return save(WORKLOAD_FIGURES[name](w), out_dir / name, dpi=dpi)
+    summary = load(data_path)
     with plt.rc_context(STYLE):  # type: ignore[arg-type]
-        if name in WORKLOAD_FIGURES:
-            fig = WORKLOAD_FIGURES[name](rworkload.load(summary_path))
-        else:
-            fig = FIGURES[name](load(summary_path))
+        fig = FIGURES[name](summary)
         return save(fig, out_dir / name, dpi=dpi)

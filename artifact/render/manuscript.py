@@ -105,6 +105,9 @@ class _Floats:
         c = self.claims.get(cid)
         if not isinstance(c, Claim):
             raise ManuscriptError(f"paper.md: claim {cid!r} is not in the claims ledger")
+        if c.qualitative:
+            raise ManuscriptError(f"paper.md: claim {cid!r} is qualitative: it has no value "
+                                  "to print (write the statement in words)")
         try:
             value = resolve(c, self.summary, self.variables)
         except (KeyError, IndexError, ValueError) as err:

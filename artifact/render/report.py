@@ -56,7 +56,10 @@ def report_rows(
             # break a long dotted path after a dot, not inside a word
             "quantity_html": Markup("<wbr>").join(
                 escape(p) for p in c.quantity.replace(".", ".\0").split("\0")),
-            "expected": claims.format_value(c, c.expected),
+            # a qualitative claim's bound may name a quantity: break it after a dot too
+            "expected": Markup("<wbr>").join(
+                escape(p) for p in c.describe_expected().replace(".", ".\0").split("\0")),
+            "scope": c.scope, "statement": c.statement,
             "reproduced": (claims.format_value(c, o.reproduced)
                            if o.reproduced is not None else "\u2014"),
             "difference": f"{o.difference:+.3g}" if o.difference is not None else "\u2014",
@@ -117,7 +120,8 @@ def verify(
     write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict, warnings=warnings)
     bad = [o for o in outcomes if o.status != "ok"]
     for o in bad:
-        log(f"{o.claim.id}: {o.status} (expected {o.claim.expected}, reproduced {o.reproduced})")
+        log(f"{o.claim.id}: {o.status} (expected {o.claim.describe_expected()}, "
+            f"reproduced {o.reproduced})")
     fatal = warning_classes.fatal(warnings)
     if strict and (bad or fatal):
         parts = []
@@ -156,12 +160,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = claims.check(ledger, summary.raw, variables)
     if args.print_current:
         for o in outcomes:
+            if o.claim.qualitative:
+                print(f"# {o.claim.id}: qualitative ({o.claim.describe_expected()}), "
+                      f"status {o.status}\n")
+                continue
             value = o.reproduced
             shown = json.dumps(value) if value is not None else "# missing"
             print(f'# {o.claim.id} ({o.claim.quantity}): was {o.claim.expected!r}, '
                   f"status {o.status}\nexpected = {shown}\n")
         return 0
     for o in outcomes:
-        print(f"{o.status:9} {o.claim.id}: expected {o.claim.expected}, reproduced {o.reproduced}")
+        print(f"{o.status:9} {o.claim.id}: expected {o.claim.describe_expected()}, "
+              f"reproduced {o.reproduced}")
     bad = sum(1 for o in outcomes if o.status != "ok")
     return 1 if bad and args.strict else 0

@@ -15,10 +15,11 @@ from typing import Any
 import jinja2
 
 from artifact import files
+from artifact.contract import accsplit as acc
 from artifact.contract import workload as wcontract
 from artifact.render import catalogue
 from artifact.render import workload as rworkload
-from artifact.render.model import Summary, load
+from artifact.render.model import Summary, SummaryError, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
 
 
@@ -131,7 +132,38 @@ CONTEXTS: dict[str, Callable[[Summary], dict[str, Any]]] = {
 }
 
 
-# The workload study's tables read workload.json (beside summary.json).
+# --- the acceptance-split study (accsplit.json) ------------------------------------------
+
+
+def _acc_cells(a: acc.AccSplit) -> dict[str, Any]:
+    """Accepted per round per drafter, prompt and budget at batch 1 (section 1)."""
+    budgets = sorted({r["budget"] for r in a["by_prompt_budget"]})
+    by = {(r["config"], r["prompt_id"], r["budget"]): r for r in a["by_prompt_budget"]}
+    keys = sorted({(r["config"], r["prompt_id"]) for r in a["by_prompt_budget"]})
+    rows = [{"config": c, "prompt": p, "cells": [by.get((c, p, b)) for b in budgets]}
+            for c, p in keys]
+    return {"rows": rows, "budgets": budgets,
+            "windows": len(a["protocol"]["windows"])}
+
+
+def _acc_recon(a: acc.AccSplit) -> dict[str, Any]:
+    """Client-side estimators against the server's accepted per round (section 3)."""
+    return {"rows": a["reconciliation"]["rows"], "sources": a["reconciliation"]["sources"],
+            "estimators": ESTIMATOR_LABELS}
+
+
+ESTIMATOR_LABELS = {"tps_x_gap_p50": "tok/s \u00d7 median gap \u2212 1",
+                    "tps_x_gap_mean": "tok/s \u00d7 mean gap \u2212 1",
+                    "tokens_per_step": "tokens per step \u2212 1"}
+
+# One per catalogue table of accsplit.json.
+ACCSPLIT_CONTEXTS: dict[str, Callable[[acc.AccSplit], dict[str, Any]]] = {
+    "accsplit_cells": _acc_cells,
+    "accsplit_recon": _acc_recon,
+}
+
+
+# One per catalogue table of workload.json (the workload study).
 WORKLOAD_CONTEXTS: dict[str, Callable[[wcontract.Workload], dict[str, Any]]] = {
     "workload": rworkload.bins_context,
     "ablation": rworkload.ablation_context,
@@ -147,21 +179,33 @@ def _env(fmt: str, templates: Path) -> jinja2.Environment:
 
 def render(summary: Summary, name: str, fmt: str, templates: Path) -> str:
     """One table in one format (``md`` or ``tex``) as text."""
-    return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(**CONTEXTS[name](summary))
+    return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(
+        **CONTEXTS[name](summary))
+
+
+def render_accsplit(data: acc.AccSplit, name: str, fmt: str, templates: Path) -> str:
+    """One table of the acceptance-split study in one format."""
+    return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(
+        **ACCSPLIT_CONTEXTS[name](data))
 
 
 def render_workload(w: wcontract.Workload, name: str, fmt: str, templates: Path) -> str:
-    """One workload table in one format as text."""
+    """One table of the workload study in one format."""
     return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(
         **WORKLOAD_CONTEXTS[name](w))
 
 
-def write(summary_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
-    """Render one table in every format into ``out_dir``; returns the files written."""
+def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
+    """Render one table in every format into ``out_dir`` from the file its catalogue entry
+    names; returns the files written."""
     if name in WORKLOAD_CONTEXTS:
-        w = rworkload.load(summary_path)
+        w = wcontract.read(data_path, error=SummaryError)
         return [files.write_text(path, render_workload(w, name, path.suffix[1:], templates))
                 for path in catalogue.table_files(name, out_dir)]
-    summary = load(summary_path)
+    if name in ACCSPLIT_CONTEXTS:
+        data = acc.read(data_path, error=SummaryError)
+        return [files.write_text(path, render_accsplit(data, name, path.suffix[1:], templates))
+                for path in catalogue.table_files(name, out_dir)]
+    summary = load(data_path)
     return [files.write_text(path, render(summary, name, path.suffix[1:], templates))
             for path in catalogue.table_files(name, out_dir)]

@@ -51,24 +51,24 @@ def code(module: str) -> list[Path]:
 
 
 @doit_action
-def _render_table(name: str) -> None:
+def _render_table(name: str, data: Path) -> None:
     from artifact.render import tables  # Jinja
 
-    tables.write(paths.SUMMARY, name, TABLE_DIR, paths.TEMPLATES)
+    tables.write(data, name, TABLE_DIR, paths.TEMPLATES)
 
 
 @doit_action
-def _render_figure(name: str) -> None:
+def _render_figure(name: str, data: Path) -> None:
     from artifact.render import figures  # matplotlib
 
-    figures.write(paths.SUMMARY, name, FIGURE_DIR, dpi=catalogue.FIGURE_DPI)
+    figures.write(data, name, FIGURE_DIR, dpi=catalogue.FIGURE_DPI)
 
 
 @doit_action
 def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
-    rvars.write(paths.SUMMARY, VARS)
+    rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD)
 
 
 @doit_action
@@ -120,7 +120,7 @@ def _arxiv() -> None:
 def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
     return [*records.raw_run_files(paths.RUNS), *records.raw_run_files(paths.WORKLOAD_RUNS),
-            paths.SUMMARY, paths.WORKLOAD, paths.CLAIMS, PAPER, BIB,
+            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.CLAIMS, PAPER, BIB,
             *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
 
@@ -151,7 +151,7 @@ def task_tables() -> Iterator[dict[str, Any]]:
         yield {
             "name": name,
             "doc": f"table {name}: manuscript/build/tables/{name}.md and .tex",
-            "actions": [(_render_table, [name])],
+            "actions": [(_render_table, [name, entry.data])],
             "file_dep": _s([entry.data, *(paths.TEMPLATES / "tables" / f"{name}.{fmt}.j2"
                                           for fmt in catalogue.TABLE_FORMATS),
                             *code("artifact.render.tables")]),
@@ -167,7 +167,7 @@ def task_figures() -> Iterator[dict[str, Any]]:
         yield {
             "name": name,
             "doc": f"figure {name}: manuscript/build/figures/{name}.png and .pdf",
-            "actions": [(_render_figure, [name])],
+            "actions": [(_render_figure, [name, entry.data])],
             "file_dep": _s([entry.data, *code("artifact.render.figures")]),
             "targets": _s(figure_files(name)),
             "uptodate": [config_changed(FIGURE_PARAMS)],
@@ -181,7 +181,9 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "name": "vars",
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
-        "file_dep": _s([paths.SUMMARY, paths.WORKLOAD, *code("artifact.render.vars")]),
+        "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD,
+                        *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
+                        *code("artifact.render.workload")]),
         "targets": _s([VARS]),
         "clean": True,
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
@@ -86,6 +87,23 @@ def interval(x: Any, lo: Any, hi: Any, digits: int = 2) -> str:
     return f"{num(x, digits)} [{num(lo, digits)}, {num(hi, digits)}]"
 
 
+def ci(iv: Mapping[str, Any] | None, digits: int = 2) -> str:
+    """``mean [low, high]``, the mean alone when there is no interval, a dash when no value.
+
+    >>> ci({"n": 2, "mean": 1.5, "sd": 0.1, "low": 1.2, "high": 1.8, "ci_reason": None,
+    ...     "kind": "measured", "over": "runs"})
+    '1.50 [1.20, 1.80]'
+    >>> ci({"n": 1, "mean": 1.5, "sd": None, "low": None, "high": None,
+    ...     "ci_reason": "fewer than two independent runs", "kind": "measured", "over": "runs"})
+    '1.50'
+    """
+    if iv is None or is_missing(iv["mean"]):
+        return DASH
+    if iv["low"] is None or iv["high"] is None:
+        return num(iv["mean"], digits)
+    return interval(iv["mean"], iv["low"], iv["high"], digits)
+
+
 def code(s: Any) -> Raw:
     """Inline code in pandoc Markdown, for a name taken from data: no escaping inside, and a
     fence longer than any run of backticks in the text.
@@ -138,5 +156,6 @@ def environment(
     env.filters["interval"] = interval
     env.filters["raw"] = Raw
     env.filters["code"] = code
+    env.filters["ci"] = ci
     env.globals["DASH"] = DASH
     return env

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files
-from artifact.render import workload as rworkload
-from artifact.render.model import Summary, load
+from artifact.render.model import Summary, SummaryError, load
 from artifact.render.text import is_missing
 
 # 2000-01-01T00:00:00Z: used for SOURCE_DATE_EPOCH when no run recorded a start time.
@@ -288,9 +287,22 @@ def dumps(v: dict[str, Any]) -> str:
     return files.dumps_json(v, ensure_ascii=False)
 
 
-def write(summary_path: Path, out: Path) -> Path:
-    """Compute the variables from ``summary.json`` (and, under ``workload``, the selections of
-    ``workload.json`` beside it that the workload section prints) and write ``vars.json``."""
-    variables = compute(load(summary_path))
-    variables["workload"] = rworkload.variables(rworkload.load(summary_path))
-    return files.write_text(out, dumps(variables))
+def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
+          workload_path: Path | None = None) -> Path:
+    """Compute the variables from ``summary.json`` (and, when given, the acceptance-split
+    study's ``accsplit.json`` under the key ``accsplit`` and the workload study's
+    ``workload.json`` under the key ``workload``) and write ``vars.json``."""
+    v = compute(load(summary_path))
+    if accsplit_path is not None:
+        from artifact.contract import accsplit as acc  # only with the study's file
+        from artifact.render import accsplit_vars
+
+        v["accsplit"] = files.to_plain(accsplit_vars.compute(
+            acc.read(accsplit_path, error=SummaryError)))
+    if workload_path is not None:
+        from artifact.contract import workload as wcontract  # only with the study's file
+        from artifact.render import workload as rworkload
+
+        v["workload"] = files.to_plain(rworkload.variables(
+            wcontract.read(workload_path, error=SummaryError)))
+    return files.write_text(out, dumps(v))

@@ -1,8 +1,9 @@
 """The workload study's tables, figure and manuscript variables, from ``workload.json``.
 
-``workload.json`` lives beside ``summary.json`` (``experiments/analysis/``); the renderers are
-handed the summary's path and find it there (:func:`beside`). Everything here is a selection or
-a formatting of that file: no estimate is made here.
+``workload.json`` is the study's second file beside ``summary.json`` (``experiments/analysis/``),
+like ``accsplit.json``: the catalogue entries of its tables and figure name it (``data``), and
+the renderers read the path they are handed. Everything here is a selection or a formatting of
+that file: no estimate is made here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
-from artifact import paths
 from artifact.contract import workload as contract
 from artifact.errors import RenderError
 from artifact.render.text import is_missing
@@ -21,13 +21,9 @@ from artifact.render.text import is_missing
 METRIC_LABELS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E latency"}
 
 
-def beside(summary_path: Path) -> Path:
-    """The ``workload.json`` next to a ``summary.json``."""
-    return summary_path.with_name(paths.WORKLOAD.name)
-
-
-def load(summary_path: Path) -> contract.Workload:
-    return contract.read(beside(summary_path), error=RenderError)
+def load(path: Path) -> contract.Workload:
+    """Read and validate one ``workload.json``."""
+    return contract.read(path, error=RenderError)
 
 
 # --- tables -------------------------------------------------------------------------------

@@ -152,3 +152,25 @@ def test_chat_body_keeps_the_slot_caches_and_asks_for_exact_tokens() -> None:
     b = chat_body([{"role": "user", "content": "x"}], n_predict=7, slot=1, spec=spec)
     assert b["cache_prompt"] is True and b["id_slot"] == 1 and b["stream"] is True
     assert b["max_tokens"] == 7 and b["ignore_eos"] is True
+
+
+def test_streamed_text_is_kept_per_event() -> None:
+    body = sse({"content": "def", "stop": False}, {"content": " f", "stop": False},
+               {"content": "", "stop": True, "stop_type": "limit", "timings": TIMINGS})
+    out = run(lambda req: httpx.Response(200, content=body))
+    assert isinstance(out, Completed)
+    assert out.event_text == ["def", " f", ""] and len(out.event_text) == len(out.event_ms)
+
+
+def test_request_seed_varies_per_repeat_and_ignore_eos_is_sent() -> None:
+    from artifact import paths
+    from artifact.campaign.client import request_body
+    from artifact.spec import load_campaign
+
+    kick = load_campaign(paths.CAMPAIGNS / "kick.toml").runs[0]
+    assert "ignore_eos" not in request_body(kick, "p", 2)
+    assert request_body(kick, "p", 2)["seed"] == kick.seed  # fixed seed unless asked
+    acc = load_campaign(paths.CAMPAIGNS / "accsplit.toml").runs[0]
+    b0, b1 = request_body(acc, "p", 0), request_body(acc, "p", 1)
+    assert b0["ignore_eos"] is True and b0["temperature"] == 1.0
+    assert (b0["seed"], b1["seed"]) == (acc.seed, acc.seed + 1)

@@ -11,7 +11,8 @@ from artifact.campaign import prompts as P
 
 def test_recipes_are_valid_and_name_the_study_and_kick_sets() -> None:
     recipes = P.load_recipes()
-    assert recipes["study"].counts == {"code": 10, "chat": 10, "math": 10}
+    assert recipes["study"].counts == {"code": 10, "chat": 10, "math": 10, "grounded": 0}
+    assert recipes["accsplit"].counts == {"code": 2, "chat": 2, "math": 2, "grounded": 2}
     assert sum(recipes["kick"].counts.values()) == 3
 
 
@@ -72,3 +73,12 @@ def test_committed_runs_record_the_prompt_set_they_used() -> None:
     for config in sorted(paths.RUNS.glob("*/config.json")):
         c = json.loads(config.read_text())
         assert len(c["prompt_set"]["sha256"]) == 64, config
+
+
+def test_grounded_pool_quotes_the_whole_function_within_the_length_bounds() -> None:
+    pool = P.grounded_candidates(40, 900)
+    assert 0 < len(pool) < 164 and [i for i, _ in pool] == sorted(i for i, _ in pool)
+    _ident, message = pool[0]
+    assert message.startswith("Return the following Python function unchanged")
+    fn = message.split("```python\n", 1)[1].removesuffix("```")
+    assert 40 <= len(fn) <= 900 and "def " in fn and "return" in fn

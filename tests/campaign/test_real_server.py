@@ -169,3 +169,61 @@ def test_runner_killed_mid_run_then_rerun_gives_one_record_per_prompt(
     assert sorted(ids) == sorted(set(ids)) and len(ids) == 3
     assert set(partial) <= set(ids)
     assert json.loads((run / records.METRICS).read_text())["complete"] is True
+
+
+ACCSPLIT_TOML = """
+[campaign]
+name = "accsplit-e2e"
+[defaults]
+target = "m"
+prompt_set = "kick"
+family = "accsplit"
+n_predict = 40
+temperature = 1.0
+warmup = 1
+timeout_s = 60
+ignore_eos = true
+seed_per_repeat = true
+window = "wx"
+[models.m]
+builtin = "smollm2-135m-q4_1"
+family = "smollm2-135m"
+quant = "Q4_1"
+[[run]]
+id = "acc-ngram"
+drafter = "ngram-mod"
+k = 4
+repeats = 2
+metrics_per_request = true
+[[run]]
+id = "acc-ngram-c2"
+drafter = "ngram-mod"
+k = 4
+concurrency = 2
+"""
+
+
+def test_accsplit_protocol_labels_budgets_text_and_per_request_counters(
+        real_toolchain: tuple[str, str], tmp_path: Path) -> None:
+    f = tmp_path / "acc.toml"
+    f.write_text(ACCSPLIT_TOML)
+    camp = load_campaign(f)
+    for spec in camp.runs:
+        m = runner.run(camp, spec, runs_root=tmp_path, show_progress=False)
+        assert m.complete and m.n_errors == 0
+        results, _ = records.read_results(tmp_path / spec.run_id)
+        assert len(results) == 3 * spec.repeats
+        for r in results:
+            assert r.timings.predicted_n == 40  # ignore_eos: the budget is reached
+            assert r.event_text is not None and len(r.event_text) == len(r.event_ms)
+            assert r.seed == spec.seed + r.repeat
+            assert r.window == "wx" and r.utc_date is not None and len(r.utc_date) == 10
+            if spec.metrics_per_request:
+                d = r.metrics_delta
+                assert d is not None and d["tokens_predicted_total"] == 40
+                drafted = d.get("spec_decode_num_draft_tokens_total", 0.0)
+                assert drafted == (r.timings.draft_n or 0)
+                assert d.get("spec_decode_num_accepted_tokens_total", 0.0) == (
+                    r.timings.draft_n_accepted or 0)
+            else:
+                assert r.metrics_delta is None

@@ -60,3 +60,11 @@ def test_recorded_argv_template_has_no_machine_paths_or_port() -> None:
     t = argv_template(spec("curves-draft-q2k-k8"))
     assert t[:3] == ["llama-server", "-m", "TARGET.gguf"]
     assert "DRAFT.gguf" in t and t[t.index("--port") + 1] == "0"
+
+
+def test_ngram_mod_lookup_length_reaches_its_flag() -> None:
+    s = load_campaign(paths.CAMPAIGNS / "accsplit.toml").run("w1-b1-n128-ngram-mod")
+    argv = " ".join(argv_template(s))
+    assert "--spec-ngram-mod-n-max 4 --spec-ngram-mod-n-min 4" in argv
+    assert "--spec-ngram-mod-n-match 8" in argv
+    assert "n-match" not in " ".join(argv_template(spec("final-ngram-mod")))

@@ -29,7 +29,7 @@ def test_real_analysis_output_is_read_by_the_renderers_loader(
     s = model.load(out)
     assert s.raw == written and set(s.configs) == set(written["runs"])
     assert s.final_ids and s.speedup_ids and s.curve_ids and s.breakeven_ids
-    for name in tables.CONTEXTS:  # the summary's tables (the workload study's: its own test)
+    for name in tables.CONTEXTS:
         for fmt in catalogue.TABLE_FORMATS:
             assert tables.render(s, name, fmt, paths.TEMPLATES).strip()
     v = rvars.compute(s)

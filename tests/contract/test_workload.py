@@ -14,7 +14,7 @@ from tests.workload_corpus import write_workload_fixture
 
 def test_real_workload_output_renders_its_tables_and_variables(tmp_path: Path) -> None:
     out = write_workload_fixture(tmp_path / "workload.json")
-    w = rworkload.load(tmp_path / "summary.json")  # found beside the summary
+    w = rworkload.load(out)
     assert w == contract.read(out, error=RenderError)
     for name in tables.WORKLOAD_CONTEXTS:
         for fmt in catalogue.TABLE_FORMATS:
@@ -27,4 +27,4 @@ def test_a_missing_workload_file_is_one_line(tmp_path: Path) -> None:
     import pytest
 
     with pytest.raises(RenderError, match=r"workload.json: cannot read"):
-        rworkload.load(tmp_path / "summary.json")
+        rworkload.load(tmp_path / "workload.json")

@@ -7,14 +7,24 @@ from pathlib import Path
 from artifact import paths
 from artifact.render import catalogue, figures, manuscript, tables
 from artifact.render import vars as rvars
+from tests.workload_corpus import write_workload_fixture
+
+from .accsplit_fixture import write_accsplit
 
 
 def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
-    for name in catalogue.TABLE_NAMES:
-        tables.write(summary, name, build / "tables", paths.TEMPLATES)
-    for name in catalogue.FIGURE_NAMES:
-        figures.write(summary, name, build / "figures")
-    rvars.write(summary, build / "vars.json")
+    """Every table, figure and paper format; accsplit.json and workload.json are the fixtures',
+    beside summary (workload.json: kept when already there)."""
+    accsplit = write_accsplit(summary.parent / "accsplit.json")
+    workload = summary.parent / "workload.json"
+    if not workload.exists():
+        write_workload_fixture(workload)
+    data = {paths.SUMMARY: summary, paths.ACCSPLIT: accsplit, paths.WORKLOAD: workload}
+    for entry in catalogue.TABLES:
+        tables.write(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
+    for entry in catalogue.FIGURES:
+        figures.write(data[entry.data], entry.name, build / "figures")
+    rvars.write(summary, build / "vars.json", accsplit, workload)
     for fmt in catalogue.PAPER_FORMATS:
         manuscript.write_intermediate(fmt, build=build, summary=summary)
     manuscript.write_tex(build=build)

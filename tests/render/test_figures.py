@@ -100,7 +100,25 @@ def test_hardware_panels(summary: model.Summary) -> None:
     assert ttft.markers is not None and set(ttft.markers) == {"median", "p95"}
 
 
-@pytest.mark.parametrize("name", list(figures.FIGURES))
+def test_accsplit_figure_draws_positions_and_prompt_intervals() -> None:
+    from .accsplit_fixture import build_accsplit
+
+    a = build_accsplit()
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig, (x, y) = plt.subplots(1, 2)
+        lines = figures.plot_acc_positions(x, a["by_config"], budget=128)
+        pts = figures.plot_acc_prompts(y, a["by_prompt_budget"], budget=128)
+        plt.close(fig)
+        whole = figures.fig_accsplit(a)
+        assert whole.get_figwidth() == figures.TEXT_WIDTH_IN
+        plt.close(whole)
+    assert "draft Q2_K k=4, batch 2" in lines.labels
+    assert lines.rates[0] == pytest.approx((0.75, 0.5, 0.25, 0.0))
+    assert pts.mean["draft Q2_K k=4"][0] == pytest.approx(1.25)
+    assert pts.n["draft Q2_K k=4"] == (3, 3)
+
+
+@pytest.mark.parametrize("name", figures.FIGURES)
 def test_every_figure_is_text_width(name: str, summary: model.Summary) -> None:
     with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
         fig = figures.FIGURES[name](summary)

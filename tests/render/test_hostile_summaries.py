@@ -18,7 +18,7 @@ from .fixture import build_summary
 MATH = "my $\\frac{model$ {v2}"  # an unbalanced mathtext: matplotlib raises on it
 
 
-@pytest.mark.parametrize("name", list(figures.FIGURES))
+@pytest.mark.parametrize("name", figures.FIGURES)  # the figures drawn from summary.json
 def test_a_dollar_in_a_model_name_is_drawn_literally(tmp_path: Path, name: str) -> None:
     raw = build_summary(hostile_label=MATH)
     summary = tmp_path / "summary.json"
@@ -36,7 +36,7 @@ def test_an_empty_runs_folder_gives_a_paper_without_a_crash(tmp_path: Path) -> N
     summary = tmp_path / "summary.json"
     raw = write_summary(tmp_path / "runs", summary)
     assert raw["runs"] == {}
-    for name in figures.FIGURES:  # the summary's (workload.json has its own tests)
+    for name in figures.FIGURES:  # those drawn from summary.json
         figures.write(summary, name, tmp_path / "figures", dpi=40)
     s = model.load(summary)
     for name in tables.CONTEXTS:
@@ -58,7 +58,7 @@ def test_a_number_the_analysis_could_not_compute_says_why(tmp_path: Path) -> Non
     ledger = tmp_path / "claims.toml"
     ledger.write_text('[[claim]]\nid = "best-speedup"\n'
                       'quantity = "summary:speedup.final-ngram-mod.overall.mean_ratio"\n'
-                      'expected = 1.0\n', encoding="utf-8")
+                      'expected = 1.0\nscope = "hardware-bound"\n', encoding="utf-8")
     with pytest.raises(manuscript.ManuscriptError) as err:
         manuscript.render_markdown("html", template=tpl, build=build, variables=v,
                                    summary=raw, ledger=ledger)

@@ -16,19 +16,29 @@ from .fixture import build_summary
 
 
 def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]]:
+    from artifact import files
+    from artifact.render import accsplit_vars
+
+    from .accsplit_fixture import build_accsplit
+
     raw = build_summary()
     s = model.from_json(raw)
+    a = build_accsplit()
     build = tmp_path / "build"
     (build / "tables").mkdir(parents=True)
     for name in tables.CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render(s, name, "md", paths.TEMPLATES), encoding="utf-8")
+    for name in tables.ACCSPLIT_CONTEXTS:
+        (build / "tables" / f"{name}.md").write_text(
+            tables.render_accsplit(a, name, "md", paths.TEMPLATES), encoding="utf-8")
     w = rworkload.load(write_workload_fixture(tmp_path / "workload.json"))
     for name in tables.WORKLOAD_CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render_workload(w, name, "md", paths.TEMPLATES), encoding="utf-8")
     v = rvars.compute(s)
-    v["workload"] = rworkload.variables(w)
+    v["accsplit"] = files.to_plain(accsplit_vars.compute(a))
+    v["workload"] = files.to_plain(rworkload.variables(w))
     return build, v, raw
 
 

@@ -16,7 +16,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.mark.parametrize("fmt", catalogue.TABLE_FORMATS)
-@pytest.mark.parametrize("name", list(tables.CONTEXTS))
+@pytest.mark.parametrize("name", tables.CONTEXTS)
 def test_golden(name: str, fmt: str) -> None:
     got = tables.render(model.from_json(build_summary()), name, fmt, paths.TEMPLATES)
     golden = GOLDEN / f"{name}.{fmt}"
@@ -50,7 +50,7 @@ def test_hostile_label_is_escaped_in_markdown() -> None:
     assert row.replace("\\|", "").count("|") == header.count("|")
 
 
-@pytest.mark.parametrize("name", list(tables.CONTEXTS))
+@pytest.mark.parametrize("name", tables.CONTEXTS)
 def test_missing_is_an_em_dash_never_zero_or_nan(name: str) -> None:
     s = model.from_json(build_summary())
     for fmt in catalogue.TABLE_FORMATS:
@@ -108,6 +108,22 @@ def test_schema_errors_name_file_and_field(tmp_path: Path) -> None:
     del raw["runs"]["final-none"]["label"]
     with pytest.raises(model.SummaryError, match=r"field 'runs\.final-none\.label': missing"):
         model.from_json(raw, "x.json")
+
+
+@pytest.mark.parametrize("name", tables.ACCSPLIT_CONTEXTS)
+def test_accsplit_tables_render_the_fixture_numbers(name: str) -> None:
+    from .accsplit_fixture import build_accsplit
+
+    a = build_accsplit()
+    for fmt in catalogue.TABLE_FORMATS:
+        out = tables.render_accsplit(a, name, fmt, paths.TEMPLATES)
+        assert not re.search(r"\b(nan|NaN|None|inf)\b", out)
+        assert f"tbl:{name}" in out
+    md = tables.render_accsplit(a, "accsplit_cells", "md", paths.TEMPLATES)
+    # chat prompt, draft model, 128 tokens: 4, 5, 6 accepted over 4 rounds in w1..w3
+    row = next(r for r in md.splitlines() if r.startswith("| draft") and "chat/" in r)
+    # 1.0, 1.25, 1.5: mean 1.25, sd 0.25, t(0.975, 2) * 0.25 / sqrt(3) = 0.62; 256: 10 / 8
+    assert "| 3 | 1.25 \\[0.63, 1.87\\] | 1.25 |" in row
 
 
 @pytest.mark.parametrize("name", list(tables.WORKLOAD_CONTEXTS))

@@ -1,0 +1,105 @@
+"""Numbers the manuscript's acceptance-split section needs, selected from ``accsplit.json``.
+
+Selections only (no statistic is estimated here): per drafter (``draft``, ``ngram``) and the
+no-draft control (``none``), the cells, biases, window differences, splits and shift steps the
+section prints, keyed so that ``paper.md`` and the claims ledger (``vars:accsplit.<path>``) can
+name them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from artifact.contract import accsplit as acc
+
+
+def key(config: str) -> str:
+    """Short key of a configuration label.
+
+    >>> key("draft Q2_K k=4"), key("ngram-mod k=4"), key("no draft")
+    ('draft', 'ngram', 'none')
+    """
+    if config == "no draft":
+        return "none"
+    return "draft" if config.startswith("draft") else config.split("-")[0]
+
+
+def _iv(iv: acc.Interval) -> dict[str, Any]:
+    return {"n": iv["n"], "mean": iv["mean"], "low": iv["low"], "high": iv["high"]}
+
+
+def compute(a: acc.AccSplit) -> dict[str, Any]:
+    """The ``accsplit`` entry of ``vars.json``."""
+    p = a["protocol"]
+    short, long = min(p["budgets"]), max(p["budgets"])
+    walls = {w: i["wall_s"]["value"] for w, i in p["windows"].items()}
+    out: dict[str, Any] = {
+        "n_prompts": len(p["prompts"]),
+        "domains": sorted({x["domain"] for x in p["prompts"]}),
+        "n_per_domain": max((sum(1 for x in p["prompts"] if x["domain"] == d)
+                             for d in {x["domain"] for x in p["prompts"]}), default=0),
+        "short": short, "long": long, "batches": p["batches"],
+        "windows": sorted(p["windows"]), "n_windows": len(p["windows"]),
+        "window_start": {w: i["start_utc"][11:16] for w, i in p["windows"].items()},
+        "window_end": {w: i["end_utc"][11:16] for w, i in p["windows"].items()},
+        "window_wall_min": {w: (v / 60.0 if v is not None else None) for w, v in walls.items()},
+        "wall_min_total": (p["wall_s_total"]["value"] or 0.0) / 60.0,
+        "dates": p["dates"], "one_date": a["by_date"]["one_date"],
+        "n_requests": p["n_requests"], "n_runs": p["n_runs"],
+        "temperature": p["temperature"],
+        "step_floor_ms": p["step_rule"]["floor_ms"], "step_fraction": p["step_rule"]["fraction"],
+        "cell_sd_across_windows": a["by_window"]["cell_sd_across_windows"]["value"],
+        "sources": {f"{s['quantity']} {s['sources']}".replace(" ", "_"):
+                    {"n": s["n_compared"], "disagree": s["n_disagree"]}
+                    for s in a["reconciliation"]["sources"]},
+        # windows whose first run started before the previous window's last request ended
+        "overlaps": [f"{w} began before {prev} ended"
+                     for prev, w in zip(sorted(p["windows"]), sorted(p["windows"])[1:],
+                                        strict=False)
+                     if p["windows"][w]["start_utc"] < p["windows"][prev]["end_utc"]],
+        "batch_windows": {f"b{b}": w for b, w in sorted(
+            {(r["batch"], r["window"]) for r in a["batch_split"] if r["batch"] > 1})},
+        "by": {},
+    }
+    by: dict[str, dict[str, Any]] = out["by"]
+    for r in a["by_config"]:
+        d = by.setdefault(key(r["config"]), {"label": r["config"]})
+        tag = f"b{r['batch']}_n{r['budget']}"
+        d[tag] = {"pooled": r["pooled_accepted_per_round"]["value"],
+                  "per_run": _iv(r["accepted_per_round"]),
+                  "pos": [x["value"] for x in r["per_position"]]}
+    for rr in a["reconciliation"]["rows"]:
+        d = by.setdefault(key(rr["config"]), {"label": rr["config"]})
+        d["server"] = _iv(rr["server_accepted_per_round"])
+        d["bias"] = {k: _iv(e["bias"]) for k, e in rr["estimators"].items()}
+        d["estimate"] = {k: _iv(e["value"]) for k, e in rr["estimators"].items()}
+        d["steps_diff"] = _iv(rr["steps_minus_server_steps"])
+    for wd in a["by_window"]["diff_from_first"]:
+        if wd["budget"] != short:
+            continue
+        by.setdefault(key(wd["config"]), {}).setdefault("window_diff", {})[wd["window"]] = \
+            _iv(wd["diff"])
+    for lr in a["length_split"]:
+        if lr["prompt_id"] == "all prompts":
+            by.setdefault(key(lr["config"]), {})["length"] = {
+                "short": lr["short"]["value"], "long": lr["long"]["value"],
+                "late": lr["late"]["value"], "late_per_run": _iv(lr["late_per_run"]),
+                "prefix": lr["short_is_prefix_of_long"], "pairs": lr["n_pairs"]}
+    for sr in a["segment_split"]:
+        by.setdefault(key(sr["config"]), {})["segments"] = {
+            "both": sr["n_both_segments"], "single": sr["n_single_segment"],
+            "answers": sr["n_answers"], "validation_bias": _iv(sr["validation_bias"]),
+            **{k: {"acc": v["accepted_per_step"]["value"], "tokens": v["tokens"],
+                   "tok_s": v["tok_per_s"]["value"]} for k, v in sr["segments"].items()}}
+    for br in a["batch_split"]:
+        by.setdefault(key(br["config"]), {}).setdefault("batch", {}).setdefault(
+            br["window"], {})[f"b{br['batch']}"] = {
+                "pooled": br["pooled_accepted_per_round"]["value"],
+                "tok_s": br["server_tok_per_s"]["mean"], "n": br["n_requests"]}
+    for sh in a["shift"]:
+        by.setdefault(key(sh["config"]), {})["shift"] = {
+            "from": sh["from_cell"]["prompt_id"], "to": sh["to_cell"]["prompt_id"],
+            "a_short": sh["a_short"]["value"], "b_short": sh["b_short"]["value"],
+            "b_long": sh["b_long"]["value"], "prompt_step": _iv(sh["prompt_step"]),
+            "length_step": _iv(sh["length_step"]), "total": _iv(sh["total"])}
+    return out

@@ -1,0 +1,139 @@
+"""The reproduction commands: ``reproduce`` (rerun, then compare) and ``compare A B``.
+
+Both end with the side-by-side report (``comparison.md``/``.html``, ``claims.png`` and the
+``comparison.json`` they are made from) and print one line per verdict class. Under ``strict``
+a hardware-independent or qualitative claim that fails anywhere, or any claim that fails on the
+same hardware, makes the command fail (:class:`~artifact.errors.StrictError`, exit status 1);
+any other expected error is one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from artifact import claims, paths
+from artifact.contract.comparison import Comparison
+from artifact.errors import ReproduceError, StrictError, cli
+from artifact.log import Log, stderr
+from artifact.reproduce import document, plan, runsets
+from artifact.reproduce.execute import reproduce
+
+REPORT = "report"
+_COMPARE: Log = stderr("compare")
+_REPRODUCE: Log = stderr("reproduce")
+
+
+def default_out(a: Path, b: Path) -> Path:
+    """A reproduction's own ``report/``; for two plain run folders, one under reproductions."""
+    if (b / plan.MANIFEST).exists():
+        return b / REPORT
+    return paths.REPRODUCTIONS / "_comparisons" / f"{a.resolve().name}-vs-{b.resolve().name}"
+
+
+def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = paths.CLAIMS,
+                 strict: bool = False, names: tuple[str, str] | None = None,
+                 say: Log = _COMPARE) -> Comparison:
+    """Compare run set ``b`` with ``a`` under the ledger; write and render the comparison."""
+    from artifact.render import comparison
+
+    out = out or default_out(a, b)
+    ref, rep = runsets.pair_of(a, b, names=names)
+    doc = document.build(ref, rep, claims.load(ledger), ledger_path=ledger)
+    path = document.write(doc, out)
+    md, html, _ = comparison.write(path, out)
+    c = doc["counts"]
+    say(f"B {rep.hardware.describe()} vs A {ref.hardware.describe()} "
+        f"({'same' if doc['same_hardware'] else 'different'} hardware)")
+    say(", ".join(f"{n} {v}" for v, n in c.items() if n))
+    for x in doc["claims"]:
+        say(f"  {x['verdict']:22s} {x['id']}: A {x['a']}, B {x['b']} ({x['why']})")
+    shown = md.relative_to(paths.ROOT) if md.is_relative_to(paths.ROOT) else md
+    say(f"report {shown} (and {html.name})")
+    if strict and doc["strict_failures"]:
+        raise StrictError(f"--strict: {len(doc['strict_failures'])} claim(s) fail: "
+                             + ", ".join(doc["strict_failures"]))
+    return doc
+
+
+def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.STUDY,
+                    reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
+                    into: Path | None = None, strict: bool = False, dry_run: bool = False,
+                    show_progress: bool = True, say: Log = _COMPARE,
+                    progress: Log = _REPRODUCE) -> Path:
+    """Rerun the selection into its folder (resuming), then compare it with ``reference``."""
+    out = reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
+                    root=root, into=into, dry_run=dry_run, show_progress=show_progress,
+                    say=progress)
+    if dry_run:
+        return out.folder
+    if not out.complete:
+        raise ReproduceError(f"{out.folder}: incomplete; rerun the same command to resume")
+    compare_sets(reference, out.folder, strict=strict,
+                 names=("committed", out.folder.name), say=say)
+    return out.folder
+
+
+def _selection(args: argparse.Namespace, campaign_file: Path) -> plan.Selection:
+    from artifact.spec import load_campaign
+
+    camp = load_campaign(campaign_file)
+    return plan.select([r.run_id for r in camp.runs], patterns=args.runs, kick=args.kick,
+                       prompts_per_domain=args.prompts_per_domain)
+
+
+@cli
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m artifact.reproduce [run|compare|readme]``; exit 1 when ``--strict`` fails."""
+    ap = argparse.ArgumentParser(
+        prog="python -m artifact.reproduce",
+        description="Rerun the study (or part of it) beside the committed runs and compare; "
+                    "or compare two run sets (`compare A B`).")
+    sub = ap.add_subparsers(dest="cmd")
+    r = sub.add_parser("run", help="rerun and compare (the default)")
+    r.add_argument("--runs", action="append", default=[], metavar="PATTERN",
+                   help="reproduce only these runs (glob, repeatable), e.g. 'final-*'")
+    r.add_argument("--kick", action="store_true",
+                   help="the kick-sized smoke version: 3 runs, 1 prompt per domain")
+    r.add_argument("--prompts-per-domain", type=int, default=None, metavar="N",
+                   help="only the first N prompts of each domain")
+    r.add_argument("--into", type=Path, default=None, help="reproduction folder (default: "
+                   "experiments/reproductions/<hardware>-<date>[-<label>])")
+    r.add_argument("--campaign", type=Path, default=paths.STUDY)
+    r.add_argument("--reference", type=Path, default=paths.RUNS)
+    r.add_argument("--strict", action="store_true", help="fail on a failed, violated or "
+                   "missing claim")
+    r.add_argument("--dry-run", action="store_true", help="calibrate and print the plan "
+                   "and ETA, measure nothing else")
+    c = sub.add_parser("compare", help="compare run set B with run set A")
+    c.add_argument("a", type=Path, help="reference: a runs folder or a reproduction folder")
+    c.add_argument("b", type=Path, help="the other run set")
+    c.add_argument("--out", type=Path, default=None)
+    c.add_argument("--strict", action="store_true")
+    c.add_argument("--ledger", type=Path, default=paths.CLAIMS)
+    sub.add_parser("readme", help="regenerate the README's example table from the "
+                   "comparison.json its marker names")
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] not in ("run", "compare", "readme", "-h", "--help"):
+        args_list = ["run", *args_list]  # `run` is the default command
+    args = ap.parse_args(args_list)
+    try:
+        if args.cmd == "compare":
+            compare_sets(args.a, args.b, out=args.out, ledger=args.ledger, strict=args.strict)
+        elif args.cmd == "readme":
+            from artifact.render.comparison import update_readme
+
+            source = update_readme(paths.ROOT / "README.md")
+            shown = source.relative_to(paths.ROOT) if source else None
+            print(f"README.md: example table from {shown}" if source else
+                  "README.md: no reproduction-example marker")
+        else:
+            run_and_compare(selection=_selection(args, args.campaign),
+                            campaign_file=args.campaign, reference=args.reference,
+                            into=args.into, strict=args.strict, dry_run=args.dry_run)
+    except StrictError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0

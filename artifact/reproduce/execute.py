@@ -1,0 +1,191 @@
+"""Run a reproduction: calibrate, plan, rerun each selected run into its own folder, resume.
+
+Nothing here writes under the committed runs' folder: every run goes to
+``<reproduction>/runs/<run>/`` through the campaign runner (append + fsync per request, resume
+after any interruption), and the reproduction's own ``reproduction.json`` is rewritten
+atomically after each step. Rerunning the same command resumes the unfinished reproduction of
+the same selection on the same hardware, whatever the day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from artifact import paths, records
+from artifact.campaign import runner
+from artifact.campaign.prompts import ensure_prompt_set
+from artifact.log import Log, stderr
+from artifact.reproduce import calibrate as cal
+from artifact.reproduce import plan
+from artifact.reproduce.host import Hardware, load_sample, this_machine
+from artifact.spec import Campaign, RunSpec, load_campaign
+
+_say: Log = stderr("reproduce")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    folder: Path
+    complete: bool
+    manifest: dict[str, Any]
+
+
+def _rel(p: Path) -> str:
+    p = p.resolve()
+    return p.relative_to(paths.ROOT).as_posix() if p.is_relative_to(paths.ROOT) else str(p)
+
+
+def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: str,
+                today: dt.date) -> Path:
+    """Today's folder, or an unfinished reproduction of the same selection on this hardware."""
+    if root.is_dir():
+        for cand in sorted(root.glob(f"{hw.slug}-*"), reverse=True):
+            m = plan.read_manifest(cand) if (cand / plan.MANIFEST).exists() else None
+            if (m is not None and not m.get("complete")
+                    and (m.get("hardware") or {}).get("slug") == hw.slug
+                    and m.get("selection") == selection.as_dict()
+                    and m.get("campaign") == campaign):
+                return cand
+    return root / plan.folder_name(hw.slug, today, selection)
+
+
+def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
+    """The no-draft run the calibration repeats: the selection's own, else the campaign's."""
+    specs = [camp.run(r) for r in selection.runs] + list(camp.runs)
+    for s in specs:
+        if s.drafter == "none":
+            return s
+    return specs[0]
+
+
+def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
+              reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
+              into: Path | None = None, dry_run: bool = False, show_progress: bool = True,
+              say: Log = _say) -> Outcome:
+    """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where."""
+    camp = load_campaign(campaign_file)
+    campaign = _rel(campaign_file)
+    hw = this_machine()
+    folder = into or find_folder(root, hw, selection, campaign, dt.datetime.now(dt.UTC).date())
+    resuming = plan.resumable(folder, selection, campaign)
+    manifest = (plan.read_manifest(folder) if resuming else None) or {
+        "schema": plan.SCHEMA, "campaign": campaign, "reference": _rel(reference),
+        "selection": selection.as_dict(), "hardware": hw.as_dict(), "started": plan.utc_now(),
+        "finished": None, "complete": False, "runs": {}, "load": [],
+        "cpu_count": hw.cpu_cores,
+    }
+    say(f"{'resuming' if resuming else 'new'} reproduction in {_rel(folder)} "
+        f"({selection.label}: {len(selection.runs)} runs"
+        + (f", {selection.prompts_per_domain} prompt(s) per domain" if
+           selection.prompts_per_domain else "") + f") on {hw.describe()}")
+    runs_root = folder / plan.RUNS
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        records.write_json(folder / plan.MANIFEST, manifest)
+
+    def sample(event: str) -> None:
+        manifest["load"].append({"at": plan.utc_now(), "event": event, **load_sample()})
+
+    # Prompt subsets and reference durations, per run
+    subsets: dict[str, frozenset[str] | None] = {}
+    n_prompts: dict[str, int | None] = {}
+    for rid in selection.runs:
+        spec = camp.run(rid)
+        files = runner.server_files(camp, spec)
+        prompts, _ = ensure_prompt_set(spec.prompt_set, files.model)
+        ids = plan.prompt_subset([(p.id, p.domain) for p in prompts],
+                                 selection.prompts_per_domain)
+        subsets[rid] = frozenset(ids) if ids is not None else None
+        n_prompts[rid] = len(ids) if ids is not None else len(prompts)
+
+    if "calibration" not in manifest:
+        sample("calibration")
+        manifest["calibration"] = _calibrate(camp, selection, reference, folder, say)
+        save()
+    scale = float(manifest["calibration"].get("scale") or 1.0)
+    expected = {}
+    for rid in selection.runs:
+        try:
+            ref = records.read_json(reference / rid / records.METRICS)
+        except (ValueError, FileNotFoundError):
+            ref = {}
+        expected[rid] = plan.expected_seconds(ref, n_prompts[rid], scale) if ref else 0.0
+    manifest["expected_s"] = {r: round(s, 1) for r, s in expected.items()}
+    save()
+    done = {r: float(v["wall_s"]) for r, v in manifest["runs"].items() if v.get("complete")}
+    say(f"calibration: this machine takes x{scale:.2f} the committed runs' time; "
+        f"estimated {plan.clock(plan.eta_seconds(expected, done))} for "
+        f"{len(selection.runs) - len(done)} run(s) left")
+    for rid in selection.runs:
+        state = "done" if rid in done else f"~{plan.clock(expected[rid])}"
+        say(f"  {rid:28s} {n_prompts[rid]:3d} prompts  {state}")
+    if dry_run:
+        return Outcome(folder=folder, complete=False, manifest=manifest)
+
+    sample("start")
+    save()
+    t_all = time.perf_counter()
+    for i, rid in enumerate(selection.runs, 1):
+        if rid in done:
+            continue
+        spec = camp.run(rid)
+        eta = plan.eta_seconds(expected, done)
+        say(f"run {i}/{len(selection.runs)} {rid}: elapsed "
+            f"{plan.clock(time.perf_counter() - t_all)}, ETA {plan.clock(eta)}")
+        entry = manifest["runs"].setdefault(rid, {"wall_s": 0.0})
+        entry.update(started=entry.get("started") or plan.utc_now(), complete=False)
+        save()
+        t0 = time.perf_counter()
+        try:
+            m = runner.run(camp, spec, runs_root=runs_root, show_progress=show_progress, say=say,
+                           prompt_ids=subsets[rid], progress_suffix=_overall(
+                               i, len(selection.runs), rid, expected, done))
+        finally:
+            entry["wall_s"] = round(float(entry["wall_s"]) + time.perf_counter() - t0, 2)
+            save()
+        entry.update(complete=m.complete, finished=plan.utc_now(), n_results=m.n_results,
+                     n_errors=m.n_errors, expected_s=round(expected[rid], 1))
+        sample(f"after {rid}")
+        save()
+        if m.complete:
+            done[rid] = entry["wall_s"]
+    manifest["complete"] = all(manifest["runs"].get(r, {}).get("complete")
+                               for r in selection.runs)
+    manifest["finished"] = plan.utc_now() if manifest["complete"] else None
+    save()
+    total = sum(float(v["wall_s"]) for v in manifest["runs"].values())
+    say(f"{'complete' if manifest['complete'] else 'incomplete'}: {_rel(folder)}, "
+        f"{plan.clock(total)} of runs (estimated {plan.clock(sum(expected.values()))})")
+    return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
+
+
+def _overall(i: int, n: int, rid: str, expected: dict[str, float],
+             done: dict[str, float]) -> Callable[[float], str]:
+    """The whole reproduction's place and ETA, for the running run's progress line."""
+    def suffix(fraction: float) -> str:
+        left = plan.eta_seconds(expected, done, running=rid, running_fraction=fraction)
+        return f"  | run {i}/{n}, reproduction ETA {plan.clock(left)}"
+
+    return suffix
+
+
+def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folder: Path,
+               say: Log) -> dict[str, Any]:
+    spec = _baseline(camp, selection)
+    ref = reference / spec.run_id
+    committed = cal.committed_e2e(ref) if ref.is_dir() else {}
+    files = runner.server_files(camp, spec)
+    prompts, _ = ensure_prompt_set(spec.prompt_set, files.model)
+    chosen = cal.choose(prompts, committed)
+    if not chosen:
+        say(f"calibration skipped: no committed records of {spec.run_id} to compare with")
+        return {"run_id": spec.run_id, "scale": 1.0, "skipped": "no committed records"}
+    say(f"calibrating: {len(chosen)} request(s) of {spec.run_id} on this machine")
+    c = cal.calibrate(files, spec, chosen, committed, folder)
+    return c.as_dict()

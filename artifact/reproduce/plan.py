@@ -1,0 +1,227 @@
+"""What a reproduction reruns, where it writes, and how long it should take.
+
+A reproduction reruns the study's own runs (same campaign file, same specs) into
+``experiments/reproductions/<hardware slug>-<date>[-<label>]/runs/``, beside and never inside the
+committed ``experiments/runs/``. It may be the whole study, a named subset of runs, or the
+kick-sized smoke version (three runs, one prompt per domain). Its ``reproduction.json`` records
+the selection, the machine, the calibration, each run's wall time and the machine's load, and is
+what a rerun reads to resume.
+
+The ETA is the committed runs' own wall times (model load, warm-up and measurement, from their
+``metrics.json``), scaled to the prompts selected and by a calibration factor: the same requests
+timed on this machine over the committed records' times. Once runs have finished, their measured
+time replaces the calibration's guess.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from artifact import records
+from artifact.errors import PlanError
+
+SCHEMA = 1
+MANIFEST = "reproduction.json"
+RUNS = "runs"
+
+# The kick-sized smoke version: a no-draft baseline, an n-gram drafter and a draft model, one
+# prompt per domain, at the study's own protocol (so the committed runs give the reference).
+KICK_RUNS = ("final-none", "final-ngram-mod", "final-draft-self")
+KICK_PROMPTS_PER_DOMAIN = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """Which runs, and which of their prompts (``None``: all)."""
+
+    label: str  # "full", "kick" or "subset": part of the folder name
+    runs: tuple[str, ...]
+    prompts_per_domain: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "runs": list(self.runs),
+                "prompts_per_domain": self.prompts_per_domain}
+
+
+def select(available: Sequence[str], *, patterns: Sequence[str] = (), kick: bool = False,
+           prompts_per_domain: int | None = None) -> Selection:
+    """The runs to reproduce, in the campaign's order.
+
+    >>> ids = ["final-none", "final-ngram-mod", "final-draft-self", "ksweep-x"]
+    >>> select(ids)
+    Selection(label='full', runs=('final-none', 'final-ngram-mod', 'final-draft-self', 'ksweep-x'), prompts_per_domain=None)
+    >>> select(ids, patterns=["final-*"], prompts_per_domain=2).runs
+    ('final-none', 'final-ngram-mod', 'final-draft-self')
+    >>> select(ids, kick=True).prompts_per_domain
+    1
+    >>> select(ids, patterns=["nope-*"])
+    Traceback (most recent call last):
+    ...
+    artifact.errors.PlanError: --runs: 'nope-*' matches no run of the campaign (have: final-none, final-ngram-mod, final-draft-self, ksweep-x)
+    """  # noqa: E501
+    if prompts_per_domain is not None and prompts_per_domain < 1:
+        raise PlanError(f"--prompts-per-domain: expected a positive integer, got "
+                        f"{prompts_per_domain}")
+    if kick:
+        if patterns:
+            raise PlanError("--kick: a fixed selection; give it without --runs")
+        missing = [r for r in KICK_RUNS if r not in available]
+        if missing:
+            raise PlanError(f"--kick: the campaign has no run {missing[0]!r}")
+        return Selection(label="kick", runs=KICK_RUNS,
+                         prompts_per_domain=prompts_per_domain or KICK_PROMPTS_PER_DOMAIN)
+    if not patterns:
+        return Selection(label="full" if prompts_per_domain is None else "subset",
+                         runs=tuple(available), prompts_per_domain=prompts_per_domain)
+    chosen: set[str] = set()
+    for pat in patterns:
+        hit = [r for r in available if fnmatch.fnmatchcase(r, pat)]
+        if not hit:
+            raise PlanError(f"--runs: {pat!r} matches no run of the campaign "
+                            f"(have: {', '.join(available)})")
+        chosen.update(hit)
+    runs = tuple(r for r in available if r in chosen)
+    full = len(runs) == len(available) and prompts_per_domain is None
+    return Selection(label="full" if full else "subset", runs=runs,
+                     prompts_per_domain=prompts_per_domain)
+
+
+def prompt_subset(prompts: Sequence[tuple[str, str]], per_domain: int | None) -> list[str] | None:
+    """The first ``per_domain`` prompt ids of each domain, in set order (``None``: all).
+
+    >>> prompt_subset([("c1", "code"), ("c2", "code"), ("m1", "math")], 1)
+    ['c1', 'm1']
+    >>> prompt_subset([("c1", "code")], None) is None
+    True
+    """
+    if per_domain is None:
+        return None
+    taken: dict[str, int] = {}
+    out = []
+    for pid, domain in prompts:
+        if taken.get(domain, 0) < per_domain:
+            taken[domain] = taken.get(domain, 0) + 1
+            out.append(pid)
+    return out
+
+
+def folder_name(slug: str, day: dt.date, selection: Selection) -> str:
+    """``<hardware slug>-<yyyymmdd>`` for the whole study, ``-<label>`` appended otherwise;
+    a subset also gets a short hash of what it selects, so two subsets never share a folder.
+
+    >>> day = dt.date(2026, 11, 30)
+    >>> folder_name("intel-xeon-processor-2c", day, Selection(label="kick", runs=("a",)))
+    'intel-xeon-processor-2c-20261130-kick'
+    >>> folder_name("x-2c", day, Selection(label="subset", runs=("a",), prompts_per_domain=3))
+    'x-2c-20261130-subset-46eeef'
+    """
+    base = f"{slug}-{day:%Y%m%d}"
+    if selection.label == "full":
+        return base
+    if selection.label == "subset":
+        digest = hashlib.sha256(json.dumps(selection.as_dict(), sort_keys=True).encode())
+        return f"{base}-subset-{digest.hexdigest()[:6]}"
+    return f"{base}-{selection.label}"
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """``reproduction.json`` of ``folder``; ``None`` when there is none."""
+    if not (folder / MANIFEST).is_file():
+        return None
+    try:
+        return records.read_json(folder / MANIFEST)
+    except ValueError as err:
+        raise PlanError(f"{folder / MANIFEST}: {err}") from err
+
+
+def resumable(folder: Path, selection: Selection, campaign: str) -> bool:
+    """True when ``folder`` holds a reproduction of exactly this selection (resume it).
+
+    A folder holding another selection is an error: reproductions are never mixed.
+    """
+    manifest = read_manifest(folder)
+    if manifest is None:
+        if folder.exists() and any(folder.iterdir()):
+            raise PlanError(f"{folder}: exists and is not a reproduction (no {MANIFEST})")
+        return False
+    if manifest.get("selection") != selection.as_dict() or manifest.get("campaign") != campaign:
+        raise PlanError(f"{folder / MANIFEST}: field 'selection': this folder reproduces "
+                        f"{manifest.get('selection')}, not {selection.as_dict()}; "
+                        "choose another folder with --into")
+    return True
+
+
+# --- ETA --------------------------------------------------------------------------------------
+
+
+def committed_seconds(metrics: Mapping[str, Any]) -> float:
+    """A committed run's wall time: model loads, warm-ups and measurement (``metrics.json``).
+
+    >>> committed_seconds({"measure_s": 100.0, "model_load_s": [0.5], "warmup_s": [1.5]})
+    102.0
+    """
+    return (float(metrics.get("measure_s", 0.0))
+            + sum(float(x) for x in metrics.get("model_load_s", []))
+            + sum(float(x) for x in metrics.get("warmup_s", [])))
+
+
+def expected_seconds(metrics: Mapping[str, Any], n_prompts: int | None, scale: float) -> float:
+    """What a rerun of a committed run should take here: its time for ``n_prompts`` prompts.
+
+    Load and warm-up are paid once whatever the number of prompts; measurement scales with it.
+
+    >>> expected_seconds({"measure_s": 100.0, "model_load_s": [1.0], "warmup_s": [1.0],
+    ...                   "n_expected": 10}, 5, 2.0)
+    104.0
+    """
+    fixed = (sum(float(x) for x in metrics.get("model_load_s", [])[:1])
+             + sum(float(x) for x in metrics.get("warmup_s", [])[:1]))
+    measure = float(metrics.get("measure_s", 0.0))
+    n_all = int(metrics.get("n_expected") or 0)
+    if n_prompts is not None and n_all:
+        measure *= min(n_prompts, n_all) / n_all
+    return scale * (fixed + measure)
+
+
+def eta_seconds(expected: Mapping[str, float], done: Mapping[str, float],
+                running: str | None = None, running_fraction: float = 0.0) -> float:
+    """Seconds left: runs not done at their expected time, corrected by how the finished ones
+    compared with their own expectation, less the part of the running one already done.
+
+    >>> eta_seconds({"a": 10.0, "b": 20.0, "c": 30.0}, {"a": 15.0})
+    75.0
+    >>> eta_seconds({"a": 10.0, "b": 20.0}, {}, running="a", running_fraction=0.5)
+    25.0
+    """
+    exp_done = sum(expected[r] for r in done if r in expected)
+    drift = sum(done.values()) / exp_done if exp_done > 0 else 1.0
+    left = 0.0
+    for run, secs in expected.items():
+        if run in done:
+            continue
+        share = 1.0 - running_fraction if run == running else 1.0
+        left += secs * share
+    return left * drift
+
+
+def clock(seconds: float) -> str:
+    """``m:ss`` or ``h:mm:ss``.
+
+    >>> clock(75), clock(3725)
+    ('1:15', '1:02:05')
+    """
+    s = int(max(seconds, 0) + 0.5)
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"

@@ -1,0 +1,66 @@
+"""End to end: the kick-sized reproduction, with the real llama-server, into its own folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from artifact import paths, records
+from artifact.reproduce import command, plan
+from artifact.reproduce.host import this_machine
+from artifact.spec import load_campaign
+
+pytestmark = pytest.mark.server
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_kick_reproduction_leaves_the_committed_runs_alone_and_compares_them(
+        real_toolchain: tuple[str, str], tmp_path: Path) -> None:
+    before = tree_digest(paths.RUNS)
+    ids = [r.run_id for r in load_campaign(paths.STUDY).runs]
+    selection = plan.select(ids, kick=True)
+    lines: list[str] = []
+    folder = command.run_and_compare(selection=selection, root=tmp_path, show_progress=False,
+                                     say=lines.append)
+    assert tree_digest(paths.RUNS) == before, "the committed runs changed"
+    assert folder.parent == tmp_path and folder.name.startswith(this_machine().slug)
+    assert folder.name.endswith("-kick")
+
+    manifest = records.read_json(folder / plan.MANIFEST)
+    assert manifest["complete"] and manifest["selection"] == selection.as_dict()
+    assert manifest["calibration"]["scale"] > 0 and len(manifest["load"]) >= 2
+    for rid in plan.KICK_RUNS:
+        config = records.read_json(folder / plan.RUNS / rid / records.CONFIG)
+        assert len(config["prompt_ids"]) == 3  # one per domain
+        recs, _ = records.read_results(folder / plan.RUNS / rid)
+        assert sorted(r.prompt_id for r in recs) == config["prompt_ids"]
+
+    doc = json.loads((folder / command.REPORT / "comparison.json").read_text())
+    assert doc["a"]["root"] == "experiments/runs" and doc["same_hardware"] in (True, False)
+    assert sorted(r["run"] for r in doc["runs"]) == sorted(plan.KICK_RUNS)
+    for row in doc["runs"]:
+        assert row["a"]["n"] == row["b"]["n"] == 3
+        # greedy decoding, same build and model: the same tokens as the committed runs
+        assert row["same_outputs"] == [3, 3], row["run"]
+    verdicts = {c["id"]: c["verdict"] for c in doc["claims"]}
+    assert verdicts["draft-self-alpha"] == "reproduced"
+    assert verdicts["self-draft-accepts-nearly-all"] == "holds"
+    assert verdicts["records"] == "not run"
+    assert (folder / command.REPORT / "comparison.html").exists()
+    assert any(line.startswith("report ") for line in lines)
+
+    # a second call resumes: nothing is measured again
+    sizes = {rid: (folder / plan.RUNS / rid / records.RESULTS).stat().st_size
+             for rid in plan.KICK_RUNS}
+    again = command.run_and_compare(selection=selection, root=tmp_path, show_progress=False,
+                                    say=lambda _: None)
+    assert again == folder
+    assert sizes == {rid: (folder / plan.RUNS / rid / records.RESULTS).stat().st_size
+                     for rid in plan.KICK_RUNS}
