@@ -202,7 +202,7 @@ def test_breakeven_without_slope_or_df_is_nan():
     assert b.x == 1.0 and math.isnan(b.low)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=6, deadline=None, derandomize=True)
 @given(
     beta=st.floats(20.0, 60.0),
     sigma=st.floats(0.5, 3.0),
@@ -225,8 +225,12 @@ def test_delta_method_agrees_with_simulation(beta, sigma, n, seed):
     a_hat = ys.mean(axis=1) - b_hat * xm
     x_be = (y0 - a_hat) / b_hat
     sd_sim = float(np.std(x_be, ddof=1))
-    # The fit's own s^2 is one noisy estimate of sigma^2: allow for it and for the simulation.
-    assert se_delta == pytest.approx(sd_sim, rel=0.35)
+    # The fit's s and slope are one noisy draw (one put s at 1.3 sigma and failed a plain 35%
+    # tolerance): the delta-method se scales with s / |slope|, so compare it at the true sigma
+    # and slope; what is left is the simulation's error and the estimated break-even point
+    # (at most 16% in 300 random draws).
+    s_hat = float(np.sqrt(fit.cov[1][1] * (dx @ dx)))
+    assert se_delta * (sigma / s_hat) * (abs(fit.beta) / beta) == pytest.approx(sd_sim, rel=0.25)
     # with the true sigma the delta method is close to exact here
     true_fit = stats.OlsFit(
         n=n, a=a, beta=beta, r2=fit.r2, df=n - 2,
