@@ -493,8 +493,8 @@ def plot_acc_positions(ax: Axes, rows: Sequence[acc.ConfigRow], *, budget: int) 
     ax.set_ylabel("Accepted at the position, per round")
     ax.set_ylim(0.0, 1.0)
     ax.set_title(f"(a) By position and batch, {budget} tokens", loc="left")
-    if labels:
-        ax.legend(loc="lower left")
+    if labels:  # below the axes: inside, it hides the draft model's lines
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
         ax.set_xticks(range(1, max(len(r) for r in rates) + 1))
     return PositionLines(tuple(labels), tuple(rates))
 
