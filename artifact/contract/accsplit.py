@@ -10,10 +10,10 @@ difference of group means standing in for a quantity nobody counted).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
+from artifact import files
 from artifact.contract import check
 from artifact.errors import ArtifactError
 
@@ -286,14 +286,4 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> AccSplit:
 
 def read(path: Path, *, error: type[ArtifactError]) -> AccSplit:
     """Read and validate ``accsplit.json``; every problem is one line naming the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read ({err.strerror})") from err
-    except UnicodeDecodeError as err:
-        raise error(f"{path}: not UTF-8 text (byte {err.start})") from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise error(f"{path}: not JSON (line {err.lineno}: {err.msg})") from err
-    return validate(data, source=str(path), error=error)
+    return validate(files.read_json(path, error), source=str(path), error=error)

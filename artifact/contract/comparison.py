@@ -8,10 +8,10 @@ prose is ``docs/comparison-schema.md``; its field tables are generated from the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
+from artifact import files
 from artifact.contract import check
 from artifact.errors import ArtifactError
 
@@ -189,14 +189,4 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Compariso
 
 def read(path: Path, *, error: type[ArtifactError]) -> Comparison:
     """Read and validate ``comparison.json``; every problem is one line naming the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read ({err.strerror})") from err
-    except UnicodeDecodeError as err:
-        raise error(f"{path}: not UTF-8 text (byte {err.start})") from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise error(f"{path}: not JSON (line {err.lineno}: {err.msg})") from err
-    return validate(data, source=str(path), error=error)
+    return validate(files.read_json(path, error), source=str(path), error=error)
