@@ -39,3 +39,18 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "specdec-artifact"
+
+
+def shown(path: Path, *, outside: str = "path") -> str:
+    """``path`` as a message or a committed file names it: relative to the repository.
+
+    Outside the repository it is the resolved path, or with ``outside="name"`` only the file's
+    name (for text that is committed, so that no path of one machine leaks into it).
+
+    >>> shown(ROOT / "experiments" / "runs"), shown(Path("/elsewhere/x.json"), outside="name")
+    ('experiments/runs', 'x.json')
+    """
+    p = path.resolve()
+    if p.is_relative_to(ROOT):
+        return p.relative_to(ROOT).as_posix()
+    return p.name if outside == "name" else str(p)

@@ -182,15 +182,8 @@ def _supersede(run: Path, runs_root: Path, say: Log) -> Path:
         dest = superseded_dir(runs_root) / f"{run.name}-{stamp}-{n}"
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(run), str(dest))
-    say(f"{run.name}: its spec changed; earlier data moved to {_shown(dest)}")
+    say(f"{run.name}: its spec changed; earlier data moved to {paths.shown(dest)}")
     return dest
-
-
-def _shown(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(paths.ROOT).as_posix()
-    except ValueError:
-        return str(path)
 
 
 _say: Log = log_stderr("campaign")

@@ -205,11 +205,12 @@ def write_id_lock(recipe: SessionRecipe, ids: list[str], dest: Path) -> str:
 
 def read_id_lock(path: Path) -> tuple[list[tuple[int, str]], str]:
     """(line number, id) pairs of an id lock file and the file's sha256."""
+    name = paths.shown(path, outside="name")
     try:
         body = path.read_bytes()
         text = body.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise SessionError(f"{_rel(path)}: cannot read the session id file ({err}); run "
+        raise SessionError(f"{name}: cannot read the session id file ({err}); run "
                            "`doit sessions`") from err
     out: list[tuple[int, str]] = []
     seen: set[str] = set()
@@ -218,19 +219,12 @@ def read_id_lock(path: Path) -> tuple[list[tuple[int, str]], str]:
         if not sid:
             continue
         if sid in seen:
-            raise SessionError(f"{_rel(path)}: line {n}: duplicate session id {sid!r}")
+            raise SessionError(f"{name}: line {n}: duplicate session id {sid!r}")
         seen.add(sid)
         out.append((n, sid))
     if not out:
-        raise SessionError(f"{_rel(path)}: no session ids")
+        raise SessionError(f"{name}: no session ids")
     return out, hashlib.sha256(body).hexdigest()
-
-
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(paths.ROOT))
-    except ValueError:
-        return path.name
 
 
 def clip(text: str, n: int) -> str:
@@ -248,7 +242,7 @@ def resolve(lock: Path, recipe: SessionRecipe,
     entries, _ = read_id_lock(lock)
     out: list[Conversation] = []
     problems: list[str] = []
-    where = _rel(lock)
+    where = paths.shown(lock, outside="name")
     for n, sid in entries:
         if sid not in data:
             problems.append(f"{where}: line {n}: unknown session id {sid!r} (not in "

@@ -166,13 +166,6 @@ class _Submitter(submitit.SlurmExecutor):
                          ) + "\n"
 
 
-def _rel(p: Path) -> str:
-    try:
-        return str(p.resolve().relative_to(paths.ROOT))
-    except ValueError:
-        return str(p)
-
-
 def _progress(run: Path, spec: RunSpec) -> tuple[int, int | None]:
     config = recorded_config(run)
     n = None
@@ -264,7 +257,7 @@ class SlurmCampaign:
             said = str(detail).strip().splitlines() or ["(no output)"]
             raise SlurmError(f"{spec.run_id}: sbatch refused the job: {said[-1]}") from err
         sbatch_s = time.time() - t0
-        log = _rel(Path(str(sj.paths.stdout)))
+        log = paths.shown(Path(str(sj.paths.stdout)))
         ledger.append(run_dir, ledger.submitted(sj.job_id, t0, sbatch_s, log))
         say(f"{spec.run_id}: submitted as job {sj.job_id} (log: {log})")
         return str(sj.job_id)

@@ -41,7 +41,7 @@ from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import catalogue
+from artifact.render import catalogue, texchars
 from artifact.render.text import Raw, environment, md_escape
 
 _log: Log = log_stderr("manuscript")
@@ -208,9 +208,12 @@ def _epoch(build: Path) -> int:
 
 def write_tex(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT) -> Path:
     """Standalone ``paper.tex`` beside ``tables/`` and ``figures/`` (arXiv-ready)."""
+    defaults = manuscript / "defaults" / "latex.yaml"
     with files.output(build / "paper.tex") as tmp:
-        _pandoc([*_common(manuscript / "defaults" / "latex.yaml", manuscript / "references.bib"),
+        _pandoc([*_common(defaults, manuscript / "references.bib"),
                  "paper.latex.md", "--to", "latex", "-o", tmp.name], build, _epoch(build))
+        # before paper.tex is in place: a character pdflatex would stop on fails here, anywhere
+        texchars.check_paper(tmp, build, defaults, shown_as=build / "paper.tex")
     return build / "paper.tex"
 
 

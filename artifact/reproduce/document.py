@@ -25,12 +25,6 @@ SCHEMA = contract.SCHEMA_VERSION
 NAME = "comparison.json"
 
 
-def _rel(p: Path) -> str:
-    """A path relative to the repository; outside it, only its name (no machine paths)."""
-    p = p.resolve()
-    return p.relative_to(paths.ROOT).as_posix() if p.is_relative_to(paths.ROOT) else p.name
-
-
 def _calibration(c: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not c:
         return None
@@ -65,7 +59,7 @@ def side(rs: RunSet) -> dict[str, Any]:
     first = [str(r.desc.environment.get("start_time", "")) for r in rs.runs]
     starts = sorted(s for s in first if s)
     return {
-        "name": rs.name, "root": _rel(rs.root), "runs": list(rs.run_ids),
+        "name": rs.name, "root": paths.shown(rs.root, outside="name"), "runs": list(rs.run_ids),
         "hardware": {**rs.hardware.as_dict(), "description": rs.hardware.describe()},
         "software": dict(rs.software),
         "measured": {"first": starts[0] if starts else None,
@@ -124,7 +118,7 @@ def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
     judged = compare.judge_all(ledger, a.summary, a.variables, b.summary, b.variables,
                                same_hardware=same_hw, runs_a=_all_runs(a), runs_b=b.run_ids)
     doc = {
-        "schema": SCHEMA, "ledger": _rel(ledger_path),
+        "schema": SCHEMA, "ledger": paths.shown(ledger_path, outside="name"),
         "a": side(a), "b": side(b),
         "same_hardware": same_hw, "same_software": dict(a.software) == dict(b.software),
         "claims": [claim_entry(j) for j in judged],

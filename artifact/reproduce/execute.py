@@ -35,11 +35,6 @@ class Outcome:
     manifest: dict[str, Any]
 
 
-def _rel(p: Path) -> str:
-    p = p.resolve()
-    return p.relative_to(paths.ROOT).as_posix() if p.is_relative_to(paths.ROOT) else str(p)
-
-
 def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: str,
                 today: dt.date) -> Path:
     """Today's folder, or an unfinished reproduction of the same selection on this hardware."""
@@ -69,17 +64,17 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
               say: Log = _say) -> Outcome:
     """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where."""
     camp = load_campaign(campaign_file)
-    campaign = _rel(campaign_file)
+    campaign = paths.shown(campaign_file)
     hw = this_machine()
     folder = into or find_folder(root, hw, selection, campaign, dt.datetime.now(dt.UTC).date())
     resuming = plan.resumable(folder, selection, campaign)
     manifest = (plan.read_manifest(folder) if resuming else None) or {
-        "schema": plan.SCHEMA, "campaign": campaign, "reference": _rel(reference),
+        "schema": plan.SCHEMA, "campaign": campaign, "reference": paths.shown(reference),
         "selection": selection.as_dict(), "hardware": hw.as_dict(), "started": plan.utc_now(),
         "finished": None, "complete": False, "runs": {}, "load": [],
         "cpu_count": hw.cpu_cores,
     }
-    say(f"{'resuming' if resuming else 'new'} reproduction in {_rel(folder)} "
+    say(f"{'resuming' if resuming else 'new'} reproduction in {paths.shown(folder)} "
         f"({selection.label}: {len(selection.runs)} runs"
         + (f", {selection.prompts_per_domain} prompt(s) per domain" if
            selection.prompts_per_domain else "") + f") on {hw.describe()}")
@@ -160,7 +155,7 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
     manifest["finished"] = plan.utc_now() if manifest["complete"] else None
     save()
     total = sum(float(v["wall_s"]) for v in manifest["runs"].values())
-    say(f"{'complete' if manifest['complete'] else 'incomplete'}: {_rel(folder)}, "
+    say(f"{'complete' if manifest['complete'] else 'incomplete'}: {paths.shown(folder)}, "
         f"{plan.clock(total)} of runs (estimated {plan.clock(sum(expected.values()))})")
     return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
 
