@@ -25,7 +25,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from artifact.errors import ArtifactError
 
-__all__ = ["check", "describe", "schema_markdown"]
+__all__ = ["check", "check_version", "describe", "schema_markdown"]
 
 
 def _hints(td: type) -> dict[str, Any]:
@@ -88,6 +88,22 @@ def _matches_scalar(tp: Any, value: Any) -> bool:
     if tp is str:
         return isinstance(value, str)
     return tp is Any
+
+
+def check_version(data: Any, *, field: str, version: int, source: str,
+                  error: type[ArtifactError]) -> None:
+    """Raise ``error`` when ``data`` names a schema version other than the one read here.
+
+    Checked before the fields, so that a file of another version says so rather than naming
+    the first field that moved. A file without the field is left to :func:`check`.
+
+    >>> check_version({"schema": 2}, field="schema", version=1, source="f.json",
+    ...               error=ArtifactError)
+    Traceback (most recent call last):
+    artifact.errors.ArtifactError: f.json: field 'schema': 2, this reader reads 1
+    """
+    if isinstance(data, dict) and field in data and data[field] != version:
+        raise error(f"{source}: field {field!r}: {data[field]!r}, this reader reads {version}")
 
 
 def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where: str = "") -> None:

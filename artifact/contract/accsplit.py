@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact import files
-from artifact.contract import check
+from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
@@ -275,10 +275,7 @@ class AccSplit(TypedDict):
 
 def validate(data: Any, *, source: str, error: type[ArtifactError]) -> AccSplit:
     """``data`` as an :class:`AccSplit`, or ``error`` naming the file and the first bad field."""
-    if isinstance(data, dict) and "schema_version" in data \
-            and data["schema_version"] != SCHEMA_VERSION:
-        raise error(f"{source}: field 'schema_version': {data['schema_version']!r}, "
-                    f"this reader reads {SCHEMA_VERSION}")
+    check_version(data, field="schema_version", version=SCHEMA_VERSION, source=source, error=error)
     check(AccSplit, data, source=source, error=error)
     out: AccSplit = data
     return out

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact import files
-from artifact.contract import check
+from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
@@ -179,9 +179,7 @@ class Comparison(TypedDict):
 
 def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Comparison:
     """``data`` as a :class:`Comparison`, or ``error`` naming the file and the first bad field."""
-    if isinstance(data, dict) and "schema" in data and data["schema"] != SCHEMA_VERSION:
-        raise error(f"{source}: field 'schema': {data['schema']!r}, this reader reads "
-                    f"{SCHEMA_VERSION}")
+    check_version(data, field="schema", version=SCHEMA_VERSION, source=source, error=error)
     check(Comparison, data, source=source, error=error)
     doc: Comparison = data
     return doc

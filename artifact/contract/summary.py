@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from artifact import files
-from artifact.contract import check
+from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
@@ -208,10 +208,7 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Summary:
 
     Every run id a section names must be in ``runs``.
     """
-    if isinstance(data, dict) and "schema_version" in data \
-            and data["schema_version"] != SCHEMA_VERSION:
-        raise error(f"{source}: field 'schema_version': {data['schema_version']!r}, "
-                    f"this reader reads {SCHEMA_VERSION}")
+    check_version(data, field="schema_version", version=SCHEMA_VERSION, source=source, error=error)
     check(Summary, data, source=source, error=error)
     summary: Summary = data
     for section in ("final", "speedup", "positions", "breakeven"):

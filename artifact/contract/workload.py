@@ -7,11 +7,11 @@ classes below (``python -m artifact.contract``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from artifact.contract import check
+from artifact import files
+from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
 SCHEMA_VERSION = 1
@@ -147,10 +147,7 @@ class Workload(TypedDict):
 
 def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Workload:
     """``data`` as a :class:`Workload`, or ``error`` naming the file and the first bad field."""
-    if isinstance(data, dict) and "schema_version" in data \
-            and data["schema_version"] != SCHEMA_VERSION:
-        raise error(f"{source}: field 'schema_version': {data['schema_version']!r}, "
-                    f"this reader reads {SCHEMA_VERSION}")
+    check_version(data, field="schema_version", version=SCHEMA_VERSION, source=source, error=error)
     check(Workload, data, source=source, error=error)
     out: Workload = data
     for name in out["order"]:
@@ -161,14 +158,4 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Workload:
 
 def read(path: Path, *, error: type[ArtifactError]) -> Workload:
     """Read and validate ``workload.json``; every problem is one line naming the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read ({err.strerror})") from err
-    except UnicodeDecodeError as err:
-        raise error(f"{path}: not UTF-8 text (byte {err.start})") from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise error(f"{path}: not JSON (line {err.lineno}: {err.msg})") from err
-    return validate(data, source=str(path), error=error)
+    return validate(files.read_json(path, error), source=str(path), error=error)

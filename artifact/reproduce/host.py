@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from artifact import hardware as hardware_fp
+
 
 @dataclass(frozen=True, kw_only=True)
 class Hardware:
@@ -71,7 +73,7 @@ def hardware(environment: Mapping[str, Any]) -> Hardware:
     cores = environment.get("cpu_cores")
     gpu = environment.get("gpu")
     if gpu:  # `nvidia-smi -L` names one board: keep the model, not its index or UUID
-        gpu = re.sub(r"\s*\(UUID:[^)]*\)\s*$", "", re.sub(r"^GPU \d+:\s*", "", str(gpu)))
+        gpu = hardware_fp.gpu_model(str(gpu))
     return Hardware(cpu_model=str(environment.get("cpu_model") or "unknown"),
                     cpu_cores=cores if isinstance(cores, int) and cores > 0 else None,
                     gpu=str(gpu) if gpu else None)

@@ -26,5 +26,5 @@ def test_real_workload_output_renders_its_tables_and_variables(tmp_path: Path) -
 def test_a_missing_workload_file_is_one_line(tmp_path: Path) -> None:
     import pytest
 
-    with pytest.raises(RenderError, match=r"workload.json: cannot read"):
+    with pytest.raises(RenderError, match=r"workload.json: file not found"):
         rworkload.load(tmp_path / "workload.json")
