@@ -39,6 +39,7 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         "n_per_domain": max((sum(1 for x in p["prompts"] if x["domain"] == d)
                              for d in {x["domain"] for x in p["prompts"]}), default=0),
         "short": short, "long": long, "batches": p["batches"],
+        "k": max((len(r["per_position"]) for r in a["by_config"]), default=0),
         "windows": sorted(p["windows"]), "n_windows": len(p["windows"]),
         "window_start": {w: i["start_utc"][11:16] for w, i in p["windows"].items()},
         "window_end": {w: i["end_utc"][11:16] for w, i in p["windows"].items()},

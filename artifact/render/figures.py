@@ -511,6 +511,7 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
     high: dict[str, tuple[float | None, ...]] = {}
     ns: dict[str, tuple[int, ...]] = {}
     width = 0.8 / max(len(configs), 1)
+    clipped: list[tuple[float, float, float, str]] = []
     for ci, config in enumerate(configs):
         ivs = [by.get((config, p)) for p in prompts]
         mean[config] = tuple(iv["mean"] if iv else None for iv in ivs)
@@ -525,12 +526,18 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
             y = pi + (ci - (len(configs) - 1) / 2) * width
             if lo is not None and hi is not None:
                 ax.plot([lo, hi], [y, y], color=colour, linewidth=1.0)
+                clipped.append((lo, hi, y, colour))
             ax.plot([m], [y], "o", color=colour, markersize=3.0,
                     label=config if pi == next(i for i, v in enumerate(mean[config])
                                                if v is not None) else None)
     k = max((len(r["per_position"]) for r in cells), default=0)
-    if k:  # accepted per round lies in [0, k]; wider intervals are cut there
+    if k:  # accepted per round lies in [0, k]; wider intervals are cut there, with an arrow
         ax.set_xlim(0.0, float(k))
+        for lo, hi, y, colour in clipped:
+            for end, at, marker in ((lo, 0.0, "<"), (hi, float(k), ">")):
+                if (end < at) if marker == "<" else (end > at):
+                    ax.plot([at], [y], marker=marker, color=colour, markersize=4.0,
+                            clip_on=False)
     ax.set_yticks(range(len(prompts)))
     ax.set_yticklabels(list(prompts))
     ax.invert_yaxis()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pytest
@@ -124,3 +125,26 @@ def test_every_figure_is_text_width(name: str, summary: model.Summary) -> None:
         fig = figures.FIGURES[name](summary)
         assert fig.get_figwidth() == figures.TEXT_WIDTH_IN
         plt.close(fig)
+
+
+def test_accsplit_intervals_cut_at_0_and_k_are_marked_with_an_arrow() -> None:
+    from .accsplit_fixture import build_accsplit
+
+    a = build_accsplit()
+    rows = [r for r in a["by_prompt_budget"] if r["budget"] == 128]
+    row = rows[0]
+    row["accepted_per_round"] = {**row["accepted_per_round"], "low": -0.5, "high": 9.0}
+
+    def arrows(rs: list[Any]) -> list[str]:
+        with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+            fig, ax = plt.subplots()
+            figures.plot_acc_prompts(ax, rs, budget=128)
+            marks = [str(ln.get_marker()) for ln in ax.get_lines()
+                     if ln.get_marker() in ("<", ">")]
+            assert ax.get_xlim() == (0.0, 4.0)
+            plt.close(fig)
+        return marks
+
+    assert sorted(arrows(rows)) == ["<", ">"]
+    row["accepted_per_round"] = {**row["accepted_per_round"], "low": 0.5, "high": 2.0}
+    assert arrows(rows) == []
