@@ -163,7 +163,7 @@ def test_accsplit_campaign_shape() -> None:
 
     camp = load_campaign(paths.CAMPAIGNS / "accsplit.toml")
     windows = {r.window for r in camp.runs}
-    assert windows == {"w1", "w2", "w3"}
+    assert windows == {"w1", "w2", "w3", "w4", "w5"}
     for r in camp.runs:
         assert r.temperature == 1.0 and r.ignore_eos and r.seed_per_repeat and r.threads == 1
         assert r.metrics_per_request == (r.concurrency == 1)
@@ -174,7 +174,9 @@ def test_accsplit_campaign_shape() -> None:
     assert {r.n_predict for r in camp.runs} == {128, 256}
     batches = {r.concurrency: {x.window for x in camp.runs if x.concurrency == r.concurrency}
                for r in camp.runs}
-    assert batches == {1: {"w1", "w2", "w3"}, 2: {"w2"}, 4: {"w3"}}
+    assert batches == {1: {"w1", "w2", "w3", "w4", "w5"}, 2: {"w2"}, 4: {"w3"}}
+    # the long budget beside the short one, same seed, in three windows
+    assert {r.window for r in camp.runs if r.n_predict == 256} == {"w1", "w4", "w5"}
     assert {r.drafter for r in camp.runs if r.concurrency > 1} == drafters - {"none"}
     seeds = {w: {r.seed for r in camp.runs if r.window == w} for w in windows}
-    assert all(len(s) == 1 for s in seeds.values()) and len(set.union(*seeds.values())) == 3
+    assert all(len(s) == 1 for s in seeds.values()) and len(set.union(*seeds.values())) == 5

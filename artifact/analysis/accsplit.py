@@ -460,7 +460,12 @@ def protocol(loaded: Loaded) -> C.Protocol:
         w: {"start_utc": iso(v["start"]), "end_utc": iso(v["end"]), "runs": v["runs"],
                  "wall_s": S.value(v["end"] - v["start"], S.MEASURED),
                  "measure_s": S.value(v["measure_s"], S.MEASURED),
-                 "dates": sorted(v["dates"])} for w, v in sorted(windows.items())}
+                 "dates": sorted(v["dates"]),
+                 "no_draft_ms_per_token": S.interval(
+                     [x.ms_per_step for x in batch1(loaded.obs)
+                      if x.window == w and x.drafter == "none"],
+                     kind=S.MEASURED, over="requests")}
+        for w, v in sorted(windows.items())}
     o = loaded.obs
     return {
         "windows": out_w,

@@ -51,6 +51,9 @@ class WindowInfo(TypedDict):
     wall_s: Annotated[Value, "end minus start"]
     measure_s: Annotated[Value, "sum of the runs' measured segments (model load, warm-up out)"]
     dates: Annotated[list[str], "UTC dates of its requests"]
+    no_draft_ms_per_token: Annotated[
+        Interval, "the no-draft control's server time per token at batch 1, over requests: how "
+        "busy the machine was (acceptance counts do not depend on it)"]
 
 
 class StepRule(TypedDict):

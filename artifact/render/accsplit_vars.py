@@ -44,6 +44,10 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         "window_start": {w: i["start_utc"][11:16] for w, i in p["windows"].items()},
         "window_end": {w: i["end_utc"][11:16] for w, i in p["windows"].items()},
         "window_wall_min": {w: (v / 60.0 if v is not None else None) for w, v in walls.items()},
+        "window_ms_per_token": {w: i["no_draft_ms_per_token"]["mean"]
+                                for w, i in p["windows"].items()},
+        "long_windows": sorted({c["window"] for c in a["by_window"]["cells"]
+                                if c["budget"] == long}),
         "wall_min_total": (p["wall_s_total"]["value"] or 0.0) / 60.0,
         "dates": p["dates"], "one_date": a["by_date"]["one_date"],
         "n_requests": p["n_requests"], "n_runs": p["n_runs"],

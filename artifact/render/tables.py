@@ -142,7 +142,9 @@ def _acc_cells(a: acc.AccSplit) -> dict[str, Any]:
     keys = sorted({(r["config"], r["prompt_id"]) for r in a["by_prompt_budget"]})
     rows = [{"config": c, "prompt": p, "cells": [by.get((c, p, b)) for b in budgets]}
             for c, p in keys]
-    return {"rows": rows, "budgets": budgets,
+    budget_windows = {b: len({c["window"] for c in a["by_window"]["cells"] if c["budget"] == b})
+                      for b in budgets}
+    return {"rows": rows, "budgets": budgets, "budget_windows": budget_windows,
             "windows": len(a["protocol"]["windows"])}
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from artifact import files
 from artifact.analysis import accsplit as A
+from artifact.analysis import accsplit_stats as S
 from artifact.analysis import steps
 from artifact.analysis.accsplit_obs import Obs, Segment
 from artifact.contract import accsplit as C
@@ -70,7 +71,9 @@ def build_accsplit() -> C.AccSplit:
                                end_utc=f"2026-11-30T0{i + 4}:20:00Z", runs=4,
                                wall_s={"value": 1200.0, "kind": "measured"},
                                measure_s={"value": 1000.0, "kind": "measured"},
-                               dates=["2026-11-30"])
+                               dates=["2026-11-30"],
+                               no_draft_ms_per_token=S.interval(
+                                   [25.0, 25.0 + i], kind=S.MEASURED, over="requests"))
                for i, w in enumerate(("w1", "w2", "w3"))}
     warnings: list[str] = []
     data: dict[str, Any] = {
