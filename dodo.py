@@ -304,15 +304,18 @@ def task_reproduce() -> dict[str, Any]:
     """Rerun the study beside the committed runs (experiments/reproductions/), then compare.
 
     --kick: the smoke version (3 runs, 1 prompt per domain, ~1 min); --runs PATTERN (repeatable)
-    and --prompts-per-domain N: a subset; --strict: fail on a failed claim; --dry-run: only the
+    and --prompts-per-domain N: a subset; --campaign FILE: another campaign's runs (e.g. the
+    acceptance split's); --strict: fail on a failed claim; --dry-run: only the
     calibration and the ETA. Rerunning the same command resumes an unfinished reproduction.
     """
 
-    def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, strict: bool,
-            dry_run: bool) -> bool:
+    def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, campaign: str,
+            strict: bool, dry_run: bool) -> bool:
         from artifact.reproduce.command import main
 
         argv = ["run", *(f"--runs={r}" for r in runs)]
+        if campaign:
+            argv.append(f"--campaign={campaign}")
         argv += ["--kick"] * kick + ["--strict"] * strict + ["--dry-run"] * dry_run
         if prompts_per_domain:
             argv.append(f"--prompts-per-domain={prompts_per_domain}")
@@ -332,6 +335,10 @@ def task_reproduce() -> dict[str, Any]:
             {"name": "into", "long": "into", "type": str, "default": "",
              "help": "the reproduction folder (default: experiments/reproductions/"
                      "<hardware>-<date>[-<label>])"},
+            {"name": "campaign", "long": "campaign", "type": str, "default": "",
+             "help": "the campaign file whose runs to rerun (default: "
+                     "experiments/campaigns/cpu-study.toml), e.g. "
+                     "experiments/campaigns/accsplit.toml"},
             {"name": "strict", "long": "strict", "type": bool, "default": False,
              "help": "fail on a failed or violated claim, or any failure on the same hardware"},
             {"name": "dry_run", "long": "dry-run", "type": bool, "default": False,
@@ -361,6 +368,10 @@ def task_compare() -> dict[str, Any]:
         "actions": [act],
         "pos_arg": "sets",
         "params": [
+            {"name": "campaign", "long": "campaign", "type": str, "default": "",
+             "help": "the campaign file whose runs to rerun (default: "
+                     "experiments/campaigns/cpu-study.toml), e.g. "
+                     "experiments/campaigns/accsplit.toml"},
             {"name": "strict", "long": "strict", "type": bool, "default": False,
              "help": "fail on a failed or violated claim, or any failure on the same hardware"},
             {"name": "out", "long": "out", "type": str, "default": "",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -400,10 +400,12 @@ class Loaded:
     warnings: list[str]
 
 
-def load(runs_root: Path) -> Loaded:
+def load(runs_root: Path, keep: Mapping[str, frozenset[str] | None] | None = None) -> Loaded:
     """Every ``accsplit`` run's observations (log lines paired to records).
 
-    Only run directories whose ``config.json`` says family ``accsplit`` are read in full.
+    Only run directories whose ``config.json`` says family ``accsplit`` are read in full. With
+    ``keep`` (run id -> its prompt ids, ``None`` for all), only those runs and prompts: a
+    reference cut to what a reproduction measured.
     """
     if not runs_root.is_dir():
         raise AnalysisError(f"{runs_root}: runs directory not found")
@@ -416,8 +418,9 @@ def load(runs_root: Path) -> Loaded:
             family = records.read_json(sub / records.CONFIG).get("spec", {}).get("family")
         except (ValueError, FileNotFoundError):
             continue  # not a run; summary.json's loader reports it
-        if family != FAMILY:
+        if family != FAMILY or (keep is not None and sub.name not in keep):
             continue
+        prompts = keep.get(sub.name) if keep is not None else None
         try:
             run = load_run(sub, keep_events=True)
         except ConfigError as err:
@@ -429,7 +432,7 @@ def load(runs_root: Path) -> Loaded:
         if not p.ok and p.problem and run.desc.drafter != "none":
             warnings.append(p.problem)
         for rec, entry, bad in zip(run.records, p.entry_of, run.spurious, strict=True):
-            if not bad:
+            if not bad and (prompts is None or rec.prompt_id in prompts):
                 obs.append(observe(run.desc, rec, entry))
     return Loaded(obs=obs, runs=runs, warnings=warnings)
 
@@ -511,10 +514,11 @@ def analyse(loaded: Loaded, warnings: list[str]) -> dict[str, Any]:
     }
 
 
-def build(runs_root: Path) -> C.AccSplit:
+def build(runs_root: Path, keep: Mapping[str, frozenset[str] | None] | None = None
+          ) -> C.AccSplit:
     """``accsplit.json`` as plain JSON data (6 significant digits), checked against the
-    contract before anything is written."""
-    loaded = load(runs_root)
+    contract before anything is written (``keep``: as for :func:`load`)."""
+    loaded = load(runs_root, keep)
     warnings = list(loaded.warnings)
     result = analyse(loaded, warnings)
     nan_paths: list[str] = []

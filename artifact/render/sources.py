@@ -32,6 +32,7 @@ class RunSource:
     gpu: str | None
     threads: int | None
     models: tuple[str, ...]  # the target and draft model keys of the spec
+    campaign: str | None = None  # the campaign file's name that measured it, e.g. "cpu-study"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +90,7 @@ def run_source(run_dir: Path) -> RunSource:
         wall_s=wall, cpu=cpu or "unknown CPU",
         gpu=str(gpu) if gpu else None,
         threads=int(threads) if isinstance(threads, int) else None, models=models,
+        campaign=str(config["campaign"]) if config.get("campaign") else None,
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import paths, records
+from artifact import files, paths, records
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import Run, load_runs
 from artifact.analysis.summary import OWN_ANALYSIS, summarize_runs
@@ -41,10 +41,11 @@ class RunSet:
     manifest: Mapping[str, Any] | None  # reproduction.json, when a reproduction
     warnings: tuple[str, ...]
     all_run_ids: tuple[str, ...] = ()  # every run under ``root``, before any cut
+    own_runs: tuple[Run, ...] = ()  # runs of the acceptance split (their own analysis)
 
     @property
     def run_ids(self) -> tuple[str, ...]:
-        return tuple(r.desc.run_id for r in self.runs)
+        return tuple(r.desc.run_id for r in (*self.runs, *self.own_runs))
 
 
 def runs_folder(path: Path) -> tuple[Path, dict[str, Any] | None]:
@@ -99,19 +100,26 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     if not runs:
         raise RunSetError(f"{path}: no runs (run folders with a {records.CONFIG}) in it")
     every = tuple(r.desc.run_id for r in runs)
-    # runs of a study with its own analysis (acceptance split, ...) are not the summary's; a
-    # claim on them is "not run" unless a reproduction has them
+    # runs of a study with its own analysis are not the summary's: the acceptance split's go
+    # through theirs (a claim on them is "not run" unless a reproduction has them); the
+    # workload study's live in their own runs root and are not compared here
+    own = [r for r in runs if r.desc.family in OWN_ANALYSIS]  # the acceptance split's
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
     if like is not None:
-        wanted = {r.desc.run_id: prompt_ids(r) for r in like.runs}
-        missing = sorted(set(wanted) - {r.desc.run_id for r in runs})
+        wanted = {r.desc.run_id: prompt_ids(r) for r in (*like.runs, *like.own_runs)}
+        missing = sorted(set(wanted) - {r.desc.run_id for r in (*runs, *own)})
         warnings += [f"run {m}: not in {path.name}; compared on one side only" for m in missing]
         runs = [_cut(r, wanted[r.desc.run_id]) for r in runs if r.desc.run_id in wanted]
-        if not runs:
+        own = [r for r in own if r.desc.run_id in wanted]
+        if not runs and not own:
             raise RunSetError(f"{path}: none of the runs of {like.name} is in it")
     summary = summarize_runs(runs, warnings, source=f"runs of {path.name}")
-    variables = rvars.compute(model.from_json(summary, str(root)))
-    env: Mapping[str, Any] = summary["environment"] or {}
+    variables = dict(rvars.compute(model.from_json(summary, str(root))))
+    if own:
+        keep = (wanted if like is not None else {r.desc.run_id: None for r in own})
+        variables["accsplit"] = _accsplit_variables(root, {r.desc.run_id: keep[r.desc.run_id]
+                                                           for r in own})
+    env: Mapping[str, Any] = summary["environment"] or (own[0].desc.environment if own else {})
     sets = sorted({f"{r.desc.prompt_set} {r.desc.prompt_set_sha256[:12]}" for r in runs})
     if name is None:
         name = "committed" if path.resolve() == paths.RUNS.resolve() else path.resolve().name
@@ -119,7 +127,19 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
                   variables=variables, hardware=hardware(env),
                   software={**software(env), "prompt_sets": sets},
                   manifest=manifest, warnings=tuple(summary["warnings"]),
-                  all_run_ids=every)
+                  all_run_ids=every, own_runs=tuple(own))
+
+
+def _accsplit_variables(root: Path, keep: Mapping[str, frozenset[str] | None]) -> Any:
+    """The manuscript's ``accsplit`` variables of these acceptance-split runs and prompts."""
+    from artifact.analysis import accsplit  # numpy/scipy only when a run set has such runs
+    from artifact.render import accsplit_vars
+
+    try:
+        data = accsplit.build(root, keep)
+    except AnalysisError as err:
+        raise RunSetError(str(err)) from err
+    return files.to_plain(accsplit_vars.compute(data))
 
 
 def pair_of(reference: Path, reproduction: Path, *, names: tuple[str, str] | None = None
