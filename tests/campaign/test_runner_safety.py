@@ -12,22 +12,9 @@ from artifact.campaign import runner
 from artifact.campaign.server import argv_template
 from artifact.spec import RunSpec, load_campaign
 from tests.test_records import result
+from tests.test_spec import HEAD
 
-TOML = """
-[campaign]
-name = "t"
-[defaults]
-target = "m"
-prompt_set = "kick"
-family = "final"
-[models.m]
-builtin = "smollm2-135m-q4_1"
-family = "smollm2-135m"
-quant = "Q4_1"
-[[run]]
-id = "r1"
-drafter = "none"
-"""
+TOML = HEAD + '[[run]]\nid = "r1"\ndrafter = "none"\n'
 
 
 @pytest.fixture
