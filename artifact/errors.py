@@ -16,6 +16,8 @@ The tree::
      ├── ToolchainError         a download, hash check or build failed     artifact.toolchain
      ├── GGUFError              a model file is not GGUF as understood     artifact.gguf
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
+     ├── MachineBusy            others use the CPU: not quiet to measure  artifact.campaign.contention
+     ├── HostLockBusy           another measurement holds this host's lock artifact.hostlock
      ├── RecordError            a run-directory file cannot be read        artifact.records
      ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
      │    ├── ConfigError       one run's config.json is unusable (run skipped)
@@ -50,6 +52,8 @@ __all__ = [
     "ComparisonError",
     "ConfigError",
     "GGUFError",
+    "HostLockBusy",
+    "MachineBusy",
     "ManuscriptError",
     "MissingCellError",
     "PlanError",
@@ -93,6 +97,14 @@ class GGUFError(ArtifactError):
 
 class ServerError(ArtifactError):
     """The server could not be started or died while starting."""
+
+
+class HostLockBusy(ArtifactError):
+    """Another measurement holds this host's lock and ``--no-wait`` was asked (names it)."""
+
+
+class MachineBusy(ArtifactError):
+    """Other processes kept the CPU busy past the quiet gate's timeout (one line naming them)."""
 
 
 class RecordError(ArtifactError):
