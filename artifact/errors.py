@@ -16,7 +16,7 @@ The tree::
      ├── ToolchainError         a download, hash check or build failed     artifact.toolchain
      ├── GGUFError              a model file is not GGUF as understood     artifact.gguf
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
-     ├── MachineBusy            others use the CPU: not quiet to measure  artifact.campaign.contention
+     ├── MachineBusy            others use the CPU: not quiet to measure   ...campaign.contention
      ├── HostLockBusy           another measurement holds this host's lock artifact.hostlock
      ├── RecordError            a run-directory file cannot be read        artifact.records
      ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
