@@ -156,3 +156,15 @@ def test_waiting_is_said_once_then_the_lock_is_taken(tmp_path: Path, lock: Path)
                                  f"final-ngram-mod (checkout {paths.ROOT}, pid {proc.pid}, "
                                  "since 20")
     assert waited > 0.2
+
+
+def test_reproduce_no_wait_fails_before_measuring(holding: subprocess.Popen[str], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from artifact.reproduce.command import main
+
+    into = tmp_path / "reproduction"
+    assert main(["run", "--kick", "--no-wait", f"--into={into}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: another measurement holds this host's lock: run final-ngram-mod")
+    assert err.count("\n") == 1 and f"pid {holding.pid}," in err
+    assert not into.exists()  # nothing started, nothing written

@@ -3,7 +3,8 @@
 The baseline run's first prompts are sent once more, with the baseline's own spec (same server
 flags, same sampling, same number of tokens), to a fresh ``llama-server``; the ratio of their
 end-to-end times here to the committed records' end-to-end times for the same prompts is the
-factor that scales the committed runs' durations into an ETA. About 10-20 s on 2 cores.
+factor that scales the committed runs' durations into an ETA. About 10-20 s on 2 cores. It
+measures, so it holds this host's measurement lock (:func:`artifact.hostlock.measuring`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from artifact.campaign.prompts import Prompt
 from artifact.campaign.runner import WARMUP_PROMPT, WARMUP_TOKENS
 from artifact.campaign.server import Server, ServerFiles
 from artifact.errors import CalibrationError
+from artifact.hostlock import measuring
+from artifact.log import Log
 from artifact.spec import RunSpec
 
 N_PROMPTS = 2
@@ -68,16 +71,22 @@ def choose(prompts: Sequence[Prompt], committed: Mapping[str, float],
 
 
 def calibrate(files: ServerFiles, spec: RunSpec, prompts: Sequence[Prompt],
-              committed: Mapping[str, float], log_dir: Path) -> Calibration:
-    """Start a server for ``spec``, warm it up, time ``prompts``; compare with ``committed``."""
+              committed: Mapping[str, float], log_dir: Path, *, wait: bool = True,
+              say: Log | None = None) -> Calibration:
+    """Start a server for ``spec``, warm it up, time ``prompts``; compare with ``committed``.
+
+    Under this host's measurement lock: ``wait`` and ``say`` as in
+    :func:`artifact.hostlock.measuring`.
+    """
     t0 = time.perf_counter()
     log_dir.mkdir(parents=True, exist_ok=True)
-    server = Server(files, spec, log_dir / LOG)
-    try:
-        server.start()
-        here = asyncio.run(_time(server, spec, prompts))
-    finally:
-        server.stop()
+    with measuring("reproduce calibration", wait=wait, say=say):
+        server = Server(files, spec, log_dir / LOG)
+        try:
+            server.start()
+            here = asyncio.run(_time(server, spec, prompts))
+        finally:
+            server.stop()
     ids = tuple(p.id for p in prompts)
     return Calibration(run_id=spec.run_id, prompt_ids=ids, here_ms=sum(here),
                        committed_ms=sum(committed[i] for i in ids),

@@ -61,12 +61,16 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
 def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.STUDY,
                     reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
                     into: Path | None = None, strict: bool = False, dry_run: bool = False,
-                    show_progress: bool = True, say: Log = _COMPARE,
+                    show_progress: bool = True, wait: bool = True, say: Log = _COMPARE,
                     progress: Log = _REPRODUCE) -> Path:
-    """Rerun the selection into its folder (resuming), then compare it with ``reference``."""
+    """Rerun the selection into its folder (resuming), then compare it with ``reference``.
+
+    ``wait=False``: if another measurement holds this host's lock, fail at once
+    (:class:`~artifact.errors.HostLockBusy`) instead of waiting for it.
+    """
     out = reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
                     root=root, into=into, dry_run=dry_run, show_progress=show_progress,
-                    say=progress)
+                    wait=wait, say=progress)
     if dry_run:
         return out.folder
     if not out.complete:
@@ -107,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "missing claim")
     r.add_argument("--dry-run", action="store_true", help="calibrate and print the plan "
                    "and ETA, measure nothing else")
+    r.add_argument("--no-wait", action="store_true", help="if another measurement holds "
+                   "this host's lock, fail at once instead of waiting for it")
     c = sub.add_parser("compare", help="compare run set B with run set A")
     c.add_argument("a", type=Path, help="reference: a runs folder or a reproduction folder")
     c.add_argument("b", type=Path, help="the other run set")
@@ -132,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             run_and_compare(selection=_selection(args, args.campaign),
                             campaign_file=args.campaign, reference=args.reference,
-                            into=args.into, strict=args.strict, dry_run=args.dry_run)
+                            into=args.into, strict=args.strict, dry_run=args.dry_run,
+                            wait=not args.no_wait)
     except StrictError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

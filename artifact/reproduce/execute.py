@@ -4,7 +4,9 @@ Nothing here writes under the committed runs' folder: every run goes to
 ``<reproduction>/runs/<run>/`` through the campaign runner (append + fsync per request, resume
 after any interruption), and the reproduction's own ``reproduction.json`` is rewritten
 atomically after each step. Rerunning the same command resumes the unfinished reproduction of
-the same selection on the same hardware, whatever the day.
+the same selection on the same hardware, whatever the day. The whole reproduction holds this
+host's measurement lock (:mod:`artifact.hostlock`), so no other measurement slips in between
+its calibration and its runs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.campaign.prompts import ensure_prompt_set
+from artifact.hostlock import measuring
 from artifact.log import Log, stderr
 from artifact.reproduce import calibrate as cal
 from artifact.reproduce import plan
@@ -61,8 +64,20 @@ def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
 def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
               reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
               into: Path | None = None, dry_run: bool = False, show_progress: bool = True,
-              say: Log = _say) -> Outcome:
-    """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where."""
+              wait: bool = True, say: Log = _say) -> Outcome:
+    """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where.
+
+    Under this host's measurement lock; ``wait=False`` (``--no-wait``): fail at once with
+    :class:`~artifact.errors.HostLockBusy` if another measurement holds it.
+    """
+    with measuring(f"reproduce {selection.label}", wait=wait, say=say):
+        return _reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
+                          root=root, into=into, dry_run=dry_run, show_progress=show_progress,
+                          say=say)
+
+
+def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Path, root: Path,
+               into: Path | None, dry_run: bool, show_progress: bool, say: Log) -> Outcome:
     camp = load_campaign(campaign_file)
     campaign = paths.shown(campaign_file)
     hw = this_machine()
