@@ -18,19 +18,31 @@ uncommitted site file (``experiments/site.toml``, or the file named by ``$SPECDE
     constraint = "a100"          # -C: same hardware for every run of a study
     exclusive = true             # --exclusive: no other job disturbs the measurement
     requeue = true               # --requeue: preempted or failed-node jobs come back, resume
-    extra = ["--qos=high"]       # any other sbatch option, verbatim
+    extra = ["--qos=high"]       # any other sbatch option, as --name=value
     setup = ["module load cuda/12.4"]   # shell lines run before the job, on the node
     runs_dir = "/shared/specdec/runs"   # run directories on the shared filesystem
     cache_dir = "/shared/specdec/cache" # the pinned toolchain cache ($SPECDEC_CACHE on nodes)
 
 Every mistake is an :class:`ExecutorSpecError` (a :class:`~artifact.errors.SpecError`) whose
 message is one line naming the file and the field, like the rest of the campaign file.
+
+Only ``setup`` lines are shell. Every other value ends up in the job script as an ``#SBATCH``
+option or a shell word (:mod:`artifact.campaign.slurm_script` writes it, quoting), so each is
+checked here, where the settings are read, and again when the script is written
+(:func:`slurm_problems`): no control or invisible format characters anywhere (a newline would
+end an ``#SBATCH`` line and start a shell one); Slurm's own syntax for partition, account,
+job name, constraint, mem and gres; ``extra`` options as ``--name=value`` with a plain value
+(no spaces, quotes, ``#``, ``$`` or backslash, which sbatch reads as syntax), and none of the
+options the executor sets itself; run and log folders without ``%`` or backslash (Slurm reads
+them as file-name patterns in ``--output``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +59,94 @@ _SLURM_KEYS = {
     "constraint", "exclusive", "requeue", "extra", "setup", "runs_dir", "log_dir",
     "cache_dir", "poll_s", "signal_delay_s", "job_name",
 }
+
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_.\-]*"
+# Slurm syntax per field (ASCII only, so no look-alike or invisible character gets through).
+_SYNTAX: dict[str, tuple[re.Pattern[str], str]] = {
+    "partition": (re.compile(rf"{_NAME}(,{_NAME})*"),
+                  "Slurm partition names (a letter or digit, then letters, digits, _ . -), "
+                  "comma-separated"),
+    "account": (re.compile(_NAME),
+                "a Slurm account name (a letter or digit, then letters, digits, _ . -)"),
+    "job_name": (re.compile(_NAME), "a job name (a letter or digit, then letters, digits, _ . -)"),
+    "constraint": (re.compile(r"[A-Za-z0-9\[(][A-Za-z0-9_.\-,&|\[\]*:()]*"),
+                   "Slurm node features (letters, digits, _ . -) joined by , & | [ ] * : ( )"),
+    "mem": (re.compile(r"[0-9]+[KMGT]?"), "a size like 32G (digits, then K, M, G or T)"),
+    "gres": (re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-:,]*"), "a Slurm GRES list like gpu:a100:1"),
+}
+_EXTRA = re.compile(r"--([a-z][a-z0-9-]*)=([A-Za-z0-9/\[(][A-Za-z0-9_.,:=@%/+*&|\[\]()!~^-]*)")
+# Options the executor sets itself; an `extra` one would break the logs, the checkout or requeue.
+MANAGED_OPTIONS = frozenset({"chdir", "output", "error", "open-mode", "signal", "job-name",
+                             "array", "wrap", "parsable", "nodes", "wckey"})
+# Control, format (invisible), surrogate, private-use, unassigned; line and paragraph separators.
+_BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def control_char(value: str, *, allow_tab: bool = False) -> str | None:
+    """The first control or invisible character of ``value``, as ``U+XXXX``; None if none.
+
+    >>> [control_char(v) for v in ("/data/ünï cache", "a" + chr(10), "x" + chr(0x202E), "$(id)")]
+    [None, 'U+000A', 'U+202E', None]
+    """
+    for c in value:
+        if unicodedata.category(c) in _BAD_CATEGORIES and not (allow_tab and c == "\t"):
+            return f"U+{ord(c):04X}"
+    return None
+
+
+def slurm_problem(name: str, value: str) -> str | None:
+    """What is wrong with the string setting ``name`` (a field of :class:`SlurmSettings`, or
+    ``extra`` for one extra option, ``setup`` for one setup line); None when it is fine.
+
+    >>> slurm_problem("constraint", "[a100*2&ib]"), slurm_problem("mem", "32G;id")
+    (None, "expected a size like 32G (digits, then K, M, G or T), got '32G;id'")
+    >>> slurm_problem("cache_dir", "/a b/$(id)") is None
+    True
+    >>> slurm_problem("log_dir", "/logs/%j")
+    "expected a folder without '%' or a backslash (Slurm reads them in log paths), got '/logs/%j'"
+    """
+    bad = control_char(value, allow_tab=name == "setup")
+    if bad is not None:
+        what = "one shell line" if name == "setup" else "a value"
+        return f"expected {what} without control characters, got {bad} in {value!r}"
+    if not value:
+        return "expected a non-empty string"
+    if name in _SYNTAX:
+        pattern, said = _SYNTAX[name]
+        return None if pattern.fullmatch(value) else f"expected {said}, got {value!r}"
+    if name == "extra":
+        m = _EXTRA.fullmatch(value)
+        if m is None:
+            return ("expected a long sbatch option '--name=value', the value a letter, digit, "
+                    "/ [ or ( then letters, digits and _ . , : = @ % / + * & | [ ] ( ) ! ~ ^ - "
+                    f"only, got {value!r}")
+        if m.group(1) in MANAGED_OPTIONS:
+            return f"--{m.group(1)} is set by the executor itself, got {value!r}"
+        return None
+    if name in ("runs_dir", "log_dir") and ("%" in value or "\\" in value):
+        return ("expected a folder without '%' or a backslash (Slurm reads them in log paths), "
+                f"got {value!r}")
+    return None
+
+
+def slurm_problems(s: SlurmSettings) -> Iterator[tuple[str, str]]:
+    """Every ``(field, problem)`` of settings built in code or read from a file."""
+    for name in ("partition", "account", "time", "mem", "gres", "constraint", "runs_dir",
+                 "log_dir", "cache_dir", "job_name"):
+        v = getattr(s, name)
+        if v is None:
+            continue
+        problem = slurm_problem(name, v)
+        if problem is None and name == "time" and not _TIME.fullmatch(v):
+            problem = f"expected minutes or [D-]HH:MM:SS, got {v!r}"
+        if problem is not None:
+            yield name, problem
+    for name in ("extra", "setup"):
+        for i, line in enumerate(getattr(s, name)):
+            problem = slurm_problem(name, line)
+            if problem is not None:
+                yield f"{name}[{i}]", problem
 
 
 class ExecutorSpecError(SpecError):
@@ -150,14 +250,17 @@ def _slurm(t: dict[str, Any], where: str, base: Path) -> SlurmSettings:
         f = f"executor.slurm.{k}"
         if k not in _SLURM_KEYS:
             raise _fail(where, f, f"unknown key (allowed: {', '.join(sorted(_SLURM_KEYS))})")
-        if k in ("partition", "account", "mem", "gres", "constraint", "job_name"):
-            if not isinstance(v, str) or not v or any(c.isspace() for c in v):
-                raise _fail(where, f, f"expected a non-empty string without spaces, got {v!r}")
+        if k in _SYNTAX:
+            if not isinstance(v, str):
+                raise _fail(where, f, f"expected a string, got {v!r}")
+            problem = slurm_problem(k, v)
+            if problem is not None:
+                raise _fail(where, f, problem)
             kw[k] = v
         elif k == "time":
             if isinstance(v, int) and not isinstance(v, bool) and v > 0:
                 kw[k] = str(v)
-            elif isinstance(v, str) and _TIME.match(v):
+            elif isinstance(v, str) and _TIME.fullmatch(v):
                 kw[k] = v
             else:
                 raise _fail(where, f, f"expected minutes or [D-]HH:MM:SS, got {v!r}")
@@ -176,13 +279,17 @@ def _slurm(t: dict[str, Any], where: str, base: Path) -> SlurmSettings:
         elif k in ("extra", "setup"):
             if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
                 raise _fail(where, f, "expected a list of non-empty strings")
-            if k == "extra" and not all(x.startswith("--") and "=" in x for x in v):
-                raise _fail(where, f, "expected long sbatch options as '--name=value', "
-                            f"got {v!r}")
+            for i, x in enumerate(v):
+                problem = slurm_problem(k, x)
+                if problem is not None:
+                    raise _fail(where, f"{f}[{i}]", problem)
             kw[k] = tuple(v)
         else:  # runs_dir, log_dir, cache_dir
             if not isinstance(v, str) or not v:
                 raise _fail(where, f, f"expected a path, got {v!r}")
+            problem = slurm_problem(k, v)
+            if problem is not None:
+                raise _fail(where, f, problem)
             p = Path(v).expanduser()
             kw[k] = str(p if p.is_absolute() else (base / p).resolve())
     if "gres" in kw and "gpus_per_node" in kw:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def test_site_file_is_laid_over_the_campaign(tmp_path: Path) -> None:
     ("[executor.slurm]\ntime = \"soon\"", "executor.slurm.time"),
     ("[executor.slurm]\ncpus_per_task = 0", "executor.slurm.cpus_per_task"),
     ("[executor.slurm]\nexclusive = \"yes\"", "executor.slurm.exclusive"),
-    ("[executor.slurm]\nextra = [\"-p gpu\"]", "executor.slurm.extra"),
+    ("[executor.slurm]\nextra = [\"-p gpu\"]", "executor.slurm.extra[0]"),
     ("[executor.slurm]\npartion = \"gpu\"", "executor.slurm.partion"),
     ("[executor.slurm]\ngres = \"gpu:1\"\ngpus_per_node = 1", "executor.slurm.gpus_per_node"),
     ("colour = 1", "executor.colour"),
@@ -128,3 +129,34 @@ def test_defaults_ask_sbatch_for_requeue_only() -> None:
     assert sbatch_options(SlurmSettings()) == {"requeue": True}
     assert sbatch_options(SlurmSettings(requeue=False, gpus_per_node=2)) == {
         "gpus-per-node": "2", "no-requeue": True}
+
+
+HOSTILE = ["a b", "x;id", "$(id)", "`id`", "x\nid", "x\rid", "x\x00y", "ünï", "x\u2028y",
+           "x\u202ey", "#x", "x\\y", "-x", ""]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+@pytest.mark.parametrize("key", ["partition", "account", "constraint", "mem", "gres", "time",
+                                 "job_name", "extra", "setup", "cache_dir", "runs_dir",
+                                 "log_dir"])
+def test_hostile_values_are_refused_at_reading_or_kept_literally(tmp_path: Path, key: str,
+                                                                  value: str) -> None:
+    """Names, options and control characters: one line naming the field. Folders: as written."""
+    raw = {"extra": [f"--qos={value}"], "setup": [f"module load {value}"]}.get(key, value)
+    toml = json.dumps(raw)  # a JSON string or list of strings is a TOML value too
+    f = write(tmp_path, f"[executor]\nkind = \"slurm\"\n[executor.slurm]\n{key} = {toml}\n")
+    control = executor_spec.control_char(value) is not None
+    kept = (key == "setup" and not control) or (
+        key.endswith("_dir") and value and not control
+        and not (key != "cache_dir" and "\\" in value))
+    if kept:
+        s = load_campaign(f).executor.slurm
+        got = s.setup[0] if key == "setup" else getattr(s, key)
+        assert got.endswith(value)
+        return
+    field = f"executor.slurm.{key}" + ("[0]" if key in ("extra", "setup") else "")
+    with pytest.raises(SpecError) as err:
+        load_campaign(f)
+    msg = str(err.value)
+    assert "\n" not in msg and "\r" not in msg and "\x00" not in msg
+    assert f"c.toml: {field}: expected " in msg

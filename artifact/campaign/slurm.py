@@ -8,8 +8,9 @@ the jobs (pending / running / done / failed, each run's own progress read from i
 directory) until none is left in the queue, then the same per-run summary as a local campaign.
 A job that ended without completing its run is said in one line, with why and its Slurm log.
 
-Why submitit: it writes the sbatch script from typed settings, pickles the job, and on a
-time-out or preemption signal checkpoints and requeues it (``scontrol requeue``); the runner's
+Why submitit: it pickles the job and, on a time-out or preemption signal, checkpoints and
+requeues it (``scontrol requeue``); the sbatch script it submits is written by
+:mod:`artifact.campaign.slurm_script`, every value checked or quoted. The runner's
 append-and-resume makes the requeued job continue where the first stopped. Job states are read
 with ``squeue`` (which every Slurm answers, with or without accounting); ``sacct`` is asked
 only for the final state of a job that ``squeue`` has already forgotten.
@@ -26,11 +27,11 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import submitit
 
@@ -38,8 +39,9 @@ from artifact import paths, records
 from artifact.campaign import ledger
 from artifact.campaign.runner import recorded_config, run_is_current, supersede_if_changed
 from artifact.campaign.slurm_job import MeasureJob
+from artifact.campaign.slurm_script import job_script
 from artifact.errors import ArtifactError
-from artifact.executor_spec import SlurmSettings, sbatch_options
+from artifact.executor_spec import SlurmSettings
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
@@ -154,16 +156,17 @@ def _minutes(t: str) -> int:
 
 
 class _Submitter(submitit.SlurmExecutor):
-    """submitit's executor, minus its default five-minute ``--time`` when none was asked for."""
+    """submitit's executor, its job script written by :func:`~artifact.campaign.slurm_script.
+    job_script` (every value checked or quoted; no ``--time`` unless one was asked for)."""
 
-    keep_time = True
+    def __init__(self, folder: Path, settings: SlurmSettings, job_name: str) -> None:
+        super().__init__(folder=folder)
+        # written now, so that a value it refuses stops the submission before anything else
+        self.script = job_script(settings, job_name=job_name, folder=Path(self.folder),
+                                 chdir=paths.ROOT, python=sys.executable)
 
     def _make_submission_file_text(self, command: str, uid: str) -> str:
-        text = super()._make_submission_file_text(command, uid)
-        if self.keep_time:
-            return text
-        return "\n".join(ln for ln in text.splitlines() if not ln.startswith("#SBATCH --time=")
-                         ) + "\n"
+        return self.script
 
 
 def _progress(run: Path, spec: RunSpec) -> tuple[int, int | None]:
@@ -195,22 +198,11 @@ class SlurmCampaign:
     def _executor(self, run_id: str) -> _Submitter:
         s = self.settings
         try:
-            ex = _Submitter(folder=self.log_root / run_id)
+            ex = _Submitter(self.log_root / run_id, s, f"{s.job_name}-{run_id}")
         except RuntimeError as err:
             raise SlurmError(f"{err} (the Slurm executor needs sbatch and srun)") from err
-        opts = sbatch_options(s)
-        native: dict[str, Any] = {}
-        for key in ("cpus-per-task", "gpus-per-node", "time"):
-            if key in opts:
-                v = str(opts.pop(key))
-                native[key.replace("-", "_")] = _minutes(v) if key == "time" else int(v)
-        ex.keep_time = "time" in native
-        setup = [f"export SPECDEC_CACHE={s.cache_dir}"] if s.cache_dir else []
-        setup += list(s.setup)
-        opts["chdir"] = str(paths.ROOT)  # the nodes import this checkout of the package
-        ex.update_parameters(job_name=f"{s.job_name}-{run_id}", stderr_to_stdout=True,
-                             signal_delay_s=s.signal_delay_s, setup=setup,
-                             additional_parameters=opts, **native)
+        if s.time is not None:  # submitit counts time-outs against it; the script has its own
+            ex.update_parameters(time=_minutes(s.time))
         return ex
 
     def _ping(self) -> None:
@@ -242,11 +234,11 @@ class SlurmCampaign:
             say(f"{spec.run_id}: job {live.job_id} is {live.state.lower()}; not submitted again")
             return None
         self._ping()
+        ex = self._executor(spec.run_id)
         run_dir = self.runs_root / spec.run_id
         supersede_if_changed(run_dir, spec, self.runs_root, say)
         job = MeasureJob(str(self.campaign.file.resolve()), spec.run_id,
                          str(self.runs_root.resolve()), str(self.lock_dir.resolve()))
-        ex = self._executor(spec.run_id)
         t0 = time.time()
         try:
             sj = ex.submit(job)
