@@ -4,9 +4,11 @@
 ``.bib``/``.bbl`` is needed); it ``\\input``\\ s the booktabs tables and
 ``\\includegraphics``\\ es the vector figures. :func:`write_bundle` reads those references from
 the file itself, so the bundle holds what the paper uses and nothing else, and refuses a
-reference that is missing or absolute. The tarball is deterministic (sorted members, fixed
-owner and mode, mtime = the paper's ``SOURCE_DATE_EPOCH``), so rebuilding it gives the same
-bytes. arXiv compiles it with pdflatex, as the Docker image's test does.
+reference that is missing, absolute, a symbolic link, or anything but a regular file inside the
+build folder (:mod:`artifact.render.includes`, the check the PDF build makes too). The tarball
+is deterministic (sorted members, fixed owner and mode, mtime = the paper's
+``SOURCE_DATE_EPOCH``), so rebuilding it gives the same bytes. arXiv compiles it with
+pdflatex, as the Docker image's test does.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from artifact import files
 from artifact.errors import RenderError
+from artifact.render.includes import local_file, problem, read_local
 
 TEX = "paper.tex"
 # \input{tables/x.tex}, \includegraphics[...]{figures/x.pdf}, \include{...}, \bibliography{...}
@@ -91,20 +94,23 @@ def referenced_files(tex: str, build: Path) -> list[str]:
 
 
 def bundle_members(build: Path) -> list[str]:
-    """``paper.tex`` and every file it includes; each must exist under ``build``."""
+    """``paper.tex`` and every file it includes: each a regular file inside ``build`` (not a
+    symbolic link, nothing resolving outside; :func:`~artifact.render.includes.local_file`)."""
     tex_path = build / TEX
-    if not tex_path.is_file():
+    if not tex_path.exists() and not tex_path.is_symlink():
         raise ArxivError(f"{tex_path}: missing; build the paper first (doit)")
-    tex = tex_path.read_text(encoding="utf-8")
+    tex = read_local(build, TEX, where=build, error=ArxivError).decode("utf-8")
     leak = _ABSOLUTE.search(tex)
     if leak:
         line = tex.count("\n", 0, leak.start()) + 1
         raise ArxivError(f"{tex_path}: line {line}: an absolute path of the build machine; "
                          "expected none (the bundle must compile anywhere)")
     members = referenced_files(tex, build)
-    missing = [m for m in members if not (build / m).is_file()]
+    missing = [m for m in members if problem(build, m) == "not found"]
     if missing:
         raise ArxivError(f"{tex_path}: includes {', '.join(missing)}, not found under {build}")
+    for m in members:
+        local_file(build, m, where=tex_path, error=ArxivError)
     return [TEX, *members]
 
 
@@ -114,7 +120,7 @@ def write_bundle(build: Path, out: Path, *, epoch: int) -> list[str]:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for name in members:
-            data = (build / name).read_bytes()
+            data = read_local(build, name, where=build / TEX, error=ArxivError)
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(data), epoch, 0o644
             info.uid = info.gid = 0

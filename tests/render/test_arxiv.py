@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,74 @@ def test_bundle_compiles_standalone_with_pdflatex(built: Path, tmp_path: Path) -
     out = tmp_path / "arxiv.tar.gz"
     arxiv.write_bundle(built, out, epoch=EPOCH)
     assert arxiv.compile_bundle(out) > 10_000
+
+
+def small_build(root: Path) -> Path:
+    build = root / "build"
+    (build / "figures").mkdir(parents=True)
+    (build / "tables").mkdir()
+    (build / "paper.tex").write_text("\\input{tables/t}\n\\includegraphics{figures/a.pdf}\n")
+    (build / "tables" / "t.tex").write_text("table\n")
+    (build / "figures" / "a.pdf").write_bytes(b"%PDF-1.5 figure")
+    (root / "secret.pdf").write_bytes(b"%PDF-1.5 SECRET, outside the repository")
+    return build
+
+
+def _swap_figure_for_link_out(build: Path) -> None:
+    (build / "figures" / "a.pdf").unlink()
+    (build / "figures" / "a.pdf").symlink_to(build.parent / "secret.pdf")
+
+
+def _swap_figure_for_link_in(build: Path) -> None:
+    (build / "figures" / "b.pdf").write_bytes(b"%PDF-1.5 b")
+    (build / "figures" / "a.pdf").unlink()
+    (build / "figures" / "a.pdf").symlink_to("b.pdf")
+
+
+def _swap_folder_for_link_out(build: Path) -> None:
+    out = build.parent / "elsewhere"
+    (build / "figures").rename(out)
+    (build / "figures").symlink_to(out)
+
+
+def _swap_paper_for_link(build: Path) -> None:
+    (build.parent / "paper.tex").write_text((build / "paper.tex").read_text())
+    (build / "paper.tex").unlink()
+    (build / "paper.tex").symlink_to(build.parent / "paper.tex")
+
+
+def _swap_figure_for_folder(build: Path) -> None:
+    (build / "figures" / "a.pdf").unlink()
+    (build / "figures" / "a.pdf").mkdir()
+
+
+def _swap_figure_for_fifo(build: Path) -> None:
+    (build / "figures" / "a.pdf").unlink()
+    os.mkfifo(build / "figures" / "a.pdf")
+
+
+def _include_outside(build: Path) -> None:
+    (build / "paper.tex").write_text("\\includegraphics{../secret.pdf}\n")
+
+
+@pytest.mark.parametrize(("hostile", "said"), [
+    (_swap_figure_for_link_out, r"'figures/a\.pdf': a symbolic link \(to .*secret\.pdf\)"),
+    (_swap_figure_for_link_in, r"'figures/a\.pdf': a symbolic link \(to b\.pdf\)"),
+    (_swap_folder_for_link_out, r"'figures/a\.pdf': resolves outside the build folder"),
+    (_swap_paper_for_link, r"'paper\.tex': a symbolic link"),
+    (_swap_figure_for_folder, r"'figures/a\.pdf': not a regular file"),
+    (_swap_figure_for_fifo, r"'figures/a\.pdf': not a regular file"),
+    (_include_outside, r"\\includegraphics\{\.\./secret\.pdf\}: an absolute or outside path"),
+])
+def test_the_bundle_holds_regular_files_from_inside_the_build_only(
+        tmp_path: Path, hostile: Callable[[Path], None], said: str) -> None:
+    build = small_build(tmp_path)
+    out = tmp_path / "arxiv.tar.gz"
+    assert arxiv.write_bundle(build, out, epoch=EPOCH) == [
+        "paper.tex", "figures/a.pdf", "tables/t.tex"]
+    out.unlink()
+    hostile(build)
+    with pytest.raises(arxiv.ArxivError, match=said) as err:
+        arxiv.write_bundle(build, out, epoch=EPOCH)
+    assert "\n" not in str(err.value)
+    assert not out.exists() and not out.with_name(out.name + ".part").exists()
