@@ -16,7 +16,9 @@ the computed files do not define fails the build. Its context:
 One intermediate Markdown per output (``paper.<fmt>.md``): LaTeX gets the booktabs tables by
 ``\\input`` and PDF figures, HTML and Typst get the pipe tables and PNG figures. pandoc writes
 ``paper.tex`` (standalone), ``paper.html`` and ``paper.pdf``: with a LaTeX engine when one is
-installed, else through Typst (``typst`` from PyPI), so every machine gets a PDF. The engine used
+installed, else through Typst (``typst`` from PyPI), so every machine gets a PDF. Either way the
+figures and tables the engine would read pass :func:`artifact.render.includes.local_file` first,
+the check the arXiv bundle makes: regular files inside the build folder only. The engine used
 is printed and written to ``engine.txt``. ``SOURCE_DATE_EPOCH`` comes from vars.json (the last
 run's start time), so rebuilds give the same bytes.
 """
@@ -41,7 +43,7 @@ from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import catalogue, texchars
+from artifact.render import arxiv, catalogue, includes, texchars
 from artifact.render.text import Raw, environment, md_escape
 
 _log: Log = log_stderr("manuscript")
@@ -240,6 +242,9 @@ def _latex(engine: str, build: Path, epoch: int) -> None:
     """
     if not (build / "paper.tex").exists():
         write_tex(build=build)
+    tex = includes.read_local(build, "paper.tex", where=build, error=ManuscriptError)
+    for name in arxiv.referenced_files(tex.decode("utf-8"), build):
+        includes.local_file(build, name, where=build / "paper.tex", error=ManuscriptError)
     # The engine writes into a private folder beside the build; paper.pdf is then renamed into
     # place, so a reader (or a second build) never sees half a PDF.
     with tempfile.TemporaryDirectory(dir=build, prefix=".latex-") as work:
@@ -269,10 +274,17 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
             _pandoc([*_common(manuscript / "defaults" / "typst.yaml",
                               manuscript / "references.bib"),
                      "paper.typst.md", "--to", "typst", "-o", tmp.name], build, epoch)
+            for name in includes.typst_images(tmp.read_text(encoding="utf-8")):
+                includes.local_file(build, name, where=build / "paper.typ",
+                                    error=ManuscriptError)
         with files.output(build / "paper.pdf") as tmp:
-            typst.compile(str(build / "paper.typ"), output=str(tmp),
-                          root=str(build), font_paths=typst_fonts(), ignore_system_fonts=True,
-                          timestamp=epoch)
+            try:
+                typst.compile(str(build / "paper.typ"), output=str(tmp), root=str(build),
+                              font_paths=typst_fonts(), ignore_system_fonts=True,
+                              timestamp=epoch)
+            except typst.TypstError as err:
+                said = str(err).strip().splitlines() or ["(no message)"]
+                raise ManuscriptError(f"{build / 'paper.typ'}: typst: {said[0]}") from err
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
     log(f"paper.pdf made by {line}")
     files.write_text(build / "engine.txt", line + "\n")

@@ -139,7 +139,7 @@ def _include_outside(build: Path) -> None:
     (_swap_paper_for_link, r"'paper\.tex': a symbolic link"),
     (_swap_figure_for_folder, r"'figures/a\.pdf': not a regular file"),
     (_swap_figure_for_fifo, r"'figures/a\.pdf': not a regular file"),
-    (_include_outside, r"\\includegraphics\{\.\./secret\.pdf\}: an absolute or outside path"),
+    (_include_outside, r"'\.\./secret\.pdf': an absolute or outside path"),
 ])
 def test_the_bundle_holds_regular_files_from_inside_the_build_only(
         tmp_path: Path, hostile: Callable[[Path], None], said: str) -> None:

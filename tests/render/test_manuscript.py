@@ -82,3 +82,77 @@ def test_vars_are_canonical_json() -> None:
     assert json.loads(text) == v
     assert v["draft_model"]["all_slower"] is True
     assert v["best"]["drafter_key"] == "ngram-mod k=4"
+
+
+EPOCH = 1_700_000_000
+OUTSIDE = "an absolute or outside path; expected a regular file inside the build folder"
+
+
+def _typst_build(tmp_path: Path, image: str) -> Path:
+    """A build folder with one figure, whose paper.typst.md shows ``image``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    build = tmp_path / "build"
+    (build / "figures").mkdir(parents=True)
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1])
+    fig.savefig(build / "figures" / "a.png")
+    fig.savefig(tmp_path / "secret.png")
+    plt.close(fig)
+    (build / "vars.json").write_text(json.dumps({"source_date_epoch": EPOCH}))
+    (build / "paper.typst.md").write_text(f"# A\n\n![a figure]({image}){{#fig:a}}\n")
+    return build
+
+
+@pytest.fixture
+def typst_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalogue, "latex_engine", lambda: None)
+
+
+@pytest.mark.usefixtures("typst_engine")
+def test_a_typst_pdf_is_built_from_a_figure_inside_the_build(tmp_path: Path) -> None:
+    build = _typst_build(tmp_path, "figures/a.png")
+    assert manuscript.write_pdf(build=build, log=lambda _: None).startswith("typst")
+    assert (build / "paper.pdf").read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.usefixtures("typst_engine")
+@pytest.mark.parametrize(("image", "said"), [
+    ("../secret.png", OUTSIDE),
+    ("figures/../../secret.png", OUTSIDE),
+    ("link.png", "a symbolic link (to "),
+    ("figures", "not a regular file"),
+])
+def test_the_pdf_build_refuses_what_the_arxiv_bundle_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, image: str, said: str) -> None:
+    """One check (includes.local_file) for doit's PDF (Typst and LaTeX) and for doit arxiv."""
+    from artifact.render import arxiv
+
+    build = _typst_build(tmp_path, image)
+    (build / "link.png").symlink_to(tmp_path / "secret.png")
+    with pytest.raises(manuscript.ManuscriptError) as typst_err:
+        manuscript.write_pdf(build=build, log=lambda _: None)
+    assert not (build / "paper.pdf").exists() and not (build / "paper.typ").exists()
+    (build / "paper.tex").write_text(f"\\includegraphics{{{image}}}\n")
+    with pytest.raises(arxiv.ArxivError) as arxiv_err:
+        arxiv.write_bundle(build, tmp_path / "arxiv.tar.gz", epoch=EPOCH)
+    msgs = [str(typst_err.value), str(arxiv_err.value)]
+    monkeypatch.setattr(catalogue, "latex_engine", lambda: "pdflatex")  # checked before it runs
+    with pytest.raises(manuscript.ManuscriptError) as latex_err:
+        manuscript.write_pdf(build=build, log=lambda _: None)
+    msgs.append(str(latex_err.value))
+    for msg, file in zip(msgs, ("paper.typ", "paper.tex", "paper.tex"), strict=True):
+        assert "\n" not in msg
+        assert msg.startswith(f"{build / file}: includes {image!r}: {said}")
+
+
+@pytest.mark.usefixtures("typst_engine")
+def test_any_other_typst_error_is_one_line(tmp_path: Path) -> None:
+    build = _typst_build(tmp_path, "figures/a.png")
+    (build / "paper.typst.md").write_text("```{=typst}\n#let x = (\n```\n")
+    with pytest.raises(manuscript.ManuscriptError, match=r"paper\.typ: typst: ") as err:
+        manuscript.write_pdf(build=build, log=lambda _: None)
+    assert "\n" not in str(err.value)
