@@ -356,6 +356,16 @@ def task_compare() -> dict[str, Any]:
     def act(sets: list[str], strict: bool, out: str) -> bool:
         from artifact.reproduce.command import main
 
+        # doit gives pos_arg every word after the task's name: `A B --strict` too
+        opts = [s for s in sets if s.startswith("-")]
+        sets = [s for s in sets if not s.startswith("-")]
+        strict = strict or "--strict" in opts
+        out = next((o.partition("=")[2] for o in opts if o.startswith("--out=")), out)
+        unknown = [o for o in opts if o != "--strict" and not o.startswith("--out=")]
+        if unknown:
+            print(f"error: doit compare: unknown option {unknown[0]} (options: --strict, "
+                  "--out=DIR)", file=sys.stderr)
+            return False
         if len(sets) != 2:
             print("error: doit compare: give two run sets, A (reference) and B",
                   file=sys.stderr)
