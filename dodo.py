@@ -131,12 +131,22 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
     for spec in camp.runs:
 
         def measure(spec_id: str = spec.run_id) -> None:
-            fresh = load_campaign(file)
-            runner.run(fresh, fresh.run(spec_id), runs_root=runs_root)
+            from artifact.campaign.interleave import run_group
 
+            fresh = load_campaign(file)
+            this = fresh.run(spec_id)
+            if this.interleave is None:
+                runner.run(fresh, this, runs_root=runs_root)
+                return
+            # an interleaved run is measured with every run of its group not yet current
+            group = [s for s in fresh.runs if s.interleave == this.interleave
+                     and (s is this or not runner.run_is_current(s, runs_root))]
+            run_group(fresh, group, runs_root=runs_root)
+
+        group = f" (interleave group {spec.interleave})" if spec.interleave else ""
         yield {
             "name": spec.run_id,
-            "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else ""),
+            "doc": f"{spec.family}: {spec.drafter}" + (f" k={spec.k}" if spec.k else "") + group,
             "actions": [doit_action(measure)],
             # Up to date when the run's own files say so (complete, same spec hash, same
             # prompt-set content): this survives a fresh clone, unlike doit's database.

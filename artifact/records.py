@@ -18,6 +18,22 @@ A run directory ``experiments/runs/<run>/`` holds:
     :class:`RunMetrics`: completion, counts, durations and ``/metrics`` deltas.
 ``vram.json``
     GPU samples, or ``{"gpu_present": false, "reason": ...}``; never invented zeros.
+``events.jsonl``
+    the run's own ledger, appended and fsynced as things happen, across runner invocations:
+    ``invocation`` (a runner began work on the run: pid, records already done), ``gate`` (the
+    quiet gate's verdict), ``server_start`` (number, load time), ``measure_begin`` and
+    ``segment_end`` (a measured segment's wall time). ``metrics.json`` is computed from it, so a
+    runner killed mid-run loses no server start and no measured time (a segment cut by a kill is
+    counted up to its last completed request).
+
+**Contention** (issue 16). Every request measured since the ledger existed carries
+``contention``: the CPU used by everything outside the measuring process tree (runner and
+servers) during its window, in cores (``foreign_cores``), with ``steal_cores``, the 1-minute
+load average at its end (``load1``) and the mean CPU frequency (``cpu_mhz``, null where the
+kernel does not say), or ``{"unavailable": <why>}`` where the OS has no ``/proc`` (never zeros).
+``contended`` is true when ``foreign_cores`` exceeded the run's threshold
+(``config.json: contention.threshold_cores``). A contended request may be measured again
+(bounded); every attempt is kept, and the analysis uses the first uncontended one.
 
 A **workload run** (``spec.family == "workload"``, issue 10; under ``experiments/runs-workload/``)
 has the same files, and:
@@ -40,6 +56,7 @@ lines are skipped and counted (:class:`JsonlRead`), never a crash.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -74,7 +91,8 @@ ERRORS = "errors.jsonl"
 SERVER_LOG = "server.log"
 METRICS = "metrics.json"
 VRAM = "vram.json"
-RUN_FILES = (CONFIG, RESULTS, ERRORS, SERVER_LOG, METRICS, VRAM)
+EVENTS = "events.jsonl"
+RUN_FILES = (CONFIG, RESULTS, ERRORS, SERVER_LOG, METRICS, VRAM, EVENTS)
 
 
 def raw_run_files(root: Path) -> list[Path]:
@@ -136,6 +154,13 @@ class Result:
     utc_date: str | None = None  # UTC date the request was sent, YYYY-MM-DD (a label)
     # /metrics counter deltas over this request alone (spec.metrics_per_request)
     metrics_delta: dict[str, float] | None = None
+    # How busy the machine was during this request (see the module docstring), and whether
+    # that exceeded the run's threshold; None in records written before they existed.
+    contention: dict[str, Any] | None = None
+    contended: bool | None = None
+    # Interleaved runs (spec.interleave): the request's position in its prompt's round, where
+    # every run of the group sends that prompt once, in a seeded order.
+    round_pos: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -210,6 +235,12 @@ class RunMetrics:
     slots: int
     metrics_delta: dict[str, float] = field(default_factory=dict)
     accepted_per_pos_delta: dict[str, float] = field(default_factory=dict)
+    # Issue 16: runner invocations that worked on the run (1 = measured in one go), the quiet
+    # gate's verdicts (one per invocation), and the run's contention over its requests
+    # (:func:`artifact.campaign.contention.run_summary`); None in runs measured before.
+    invocations: int | None = None
+    gates: list[dict[str, Any]] | None = None
+    contention: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -318,13 +349,49 @@ def result_from_row(row: dict[str, Any]) -> Result:
     events = row["event_ms"]
     if not isinstance(events, list):
         raise TypeError("event_ms: expected a list")
+    _check_contention(row.get("contention"), row.get("contended"))
     tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
     fields: dict[str, Any] = {k: row[k] if k not in LATER_RESULT_FIELDS else row.get(k)
                               for k in Result.__dataclass_fields__ if k != "timings"}
     return Result(timings=Timings(**tv), **fields)
 
 
-LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta"})
+LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta",
+                                 "contention", "contended", "round_pos"})
+CONTENTION_FIELDS = ("foreign_cores", "steal_cores", "load1", "cpu_mhz")
+
+
+def _check_contention(c: Any, contended: Any) -> None:
+    """A record's contention fields: numbers (finite, not negative) or null, or "unavailable".
+
+    >>> _check_contention({"foreign_cores": 0.02, "steal_cores": 0.0, "load1": 0.1,
+    ...                    "cpu_mhz": None}, False)
+    >>> _check_contention({"unavailable": "no /proc on this OS"}, None)
+    >>> _check_contention({"foreign_cores": float("nan")}, True)
+    Traceback (most recent call last):
+    ...
+    TypeError: contention.foreign_cores: expected a finite number >= 0, got nan
+    """
+    if contended is not None and not isinstance(contended, bool):
+        raise TypeError(f"contended: expected true, false or null, got {contended!r}")
+    if c is None:
+        return
+    if not isinstance(c, dict):
+        raise TypeError(f"contention: expected an object, got {c!r}")
+    if "unavailable" in c:
+        if not isinstance(c["unavailable"], str):
+            raise TypeError("contention.unavailable: expected a string")
+        return
+    for k, v in c.items():
+        if k not in CONTENTION_FIELDS:
+            raise TypeError(f"contention.{k}: unknown field")
+        if v is None and k != "foreign_cores":
+            continue
+        if (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
+                or v < 0):
+            raise TypeError(f"contention.{k}: expected a finite number >= 0, got {v!r}")
+    if "foreign_cores" not in c:
+        raise TypeError("contention.foreign_cores: missing")
 
 
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:

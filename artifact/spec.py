@@ -28,7 +28,9 @@ from artifact.executor_spec import ExecutorSpec, parse_executor
 from artifact.records import DRAFTERS
 
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
-FAMILIES = ("final", "curves", "ksweep", "baseline", "kick", "accsplit", "workload")
+# "control": a repeat of a no-draft baseline, measured interleaved with it (issue 16): the two
+# should agree, so their ratio is the study's noise control.
+FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload")
 STYLES = ("english", "code")  # synthetic filler styles (artifact.campaign.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 
@@ -93,6 +95,10 @@ class RunSpec:
     metrics_per_request: bool = False  # /metrics before and after each request (concurrency 1)
     window: str | None = None  # measurement window label, copied into every record
     ngram_match: int | None = None  # ngram-mod lookup length (--spec-ngram-mod-n-match)
+    # Runs with the same label are measured together, prompt-major over live servers: each
+    # prompt goes to every run of the group in turn, in a seeded order (issue 16), so that
+    # machine drift cannot bias a comparison between them. None: measured on its own.
+    interleave: str | None = None
     # Workload runs only: multi-turn sessions of the session set named by ``prompt_set``
     # (experiments/session_sets.toml); n_predict is then the output cap per turn.
     workload: WorkloadSpec | None = None
@@ -135,6 +141,7 @@ LATER_FIELDS: dict[str, Any] = {
     "metrics_per_request": False,
     "window": None,
     "ngram_match": None,
+    "interleave": None,
 }
 
 
@@ -239,7 +246,8 @@ def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
         if not isinstance(v, bool):
             raise ctx.fail(f"{where}.{name}", f"expected true or false, got {v!r}")
         return v
-    if name in ("id", "family", "target", "drafter", "prompt_set", "draft_model", "window"):
+    if name in ("id", "family", "target", "drafter", "prompt_set", "draft_model", "window",
+                "interleave"):
         if v is None and name == "draft_model":
             return None
         if not isinstance(v, str) or not v:
@@ -410,6 +418,9 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
     if v["metrics_per_request"] and v["concurrency"] != 1:
         raise ctx.fail(f"{where}.metrics_per_request", "needs concurrency = 1 (counter deltas "
                        "of overlapping requests cannot be told apart)")
+    if v["interleave"] is not None and (v["concurrency"] != 1 or workload is not None):
+        raise ctx.fail(f"{where}.interleave", "interleaved runs send one request at a time "
+                       "(concurrency = 1) and are not workload runs")
     if v["ngram_match"] is not None and v["drafter"] != "ngram-mod":
         raise ctx.fail(f"{where}.ngram_match", "only ngram-mod takes a lookup length")
     if v["drafter"] in ("none", "ngram-cache") and v["k"] is not None:

@@ -54,6 +54,11 @@ _LIST = (
                  "a run has no usable record"),
     WarningClass("server-log", r"server\.log", False,
                  "a server log is missing or lacks what the acceptance analysis needs"),
+    WarningClass("contended", r"contended", False,
+                 "requests measured while other processes used the CPU (left out of timing "
+                 "statistics, kept for acceptance)"),
+    WarningClass("state-reset", r"keeps state across requests", False,
+                 "a drafter with state across requests was restarted mid-run (its pool emptied)"),
     WarningClass("not-a-run", r"not a run, skipped|: missing$", False,
                  "a folder or file of the runs directory is not part of a run"),
 )

@@ -115,10 +115,10 @@ def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenEntry, list[s
     """Break-even fits of one ksweep run (pooled and per domain) and its warnings."""
     base_run, status, problem = find_baseline(run, runs)
     warnings = [problem] if problem else []
-    recs = run.included
+    recs = run.timed  # a fit of tok/s: contended requests left out (Run.timed)
     points = per_prompt(recs, drafted=True)
     base_pp = (
-        {p: t for p, (_, t) in per_prompt(base_run.included, drafted=False).items()}
+        {p: t for p, (_, t) in per_prompt(base_run.timed, drafted=False).items()}
         if base_run
         else None
     )

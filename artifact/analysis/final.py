@@ -68,10 +68,12 @@ def _stats(
     return Stats(
         n=len(recs),
         n_drafted=len(alphas),
-        tok_per_s=_loc([r.timings.predicted_per_second for r in recs]),
+        # timing statistics leave contended requests out; acceptance keeps them
+        tok_per_s=_loc([r.timings.predicted_per_second for r in recs if r.contended is not True]),
         alpha=_center(alphas) if drafted else None,
         tau_mean=tau,
-        ttft_ms=_loc([r.ttft_ms for r in recs if r.ttft_ms is not None]),
+        ttft_ms=_loc([r.ttft_ms for r in recs
+                      if r.ttft_ms is not None and r.contended is not True]),
         peak_gpu_mem_mib=peaks[0],
         peak_power_w=peaks[1],
         duration_s=duration_s,
@@ -142,8 +144,8 @@ def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Ratios:
 
 def speedup(run: Run, baseline: Run) -> SpeedupEntry:
     """tok/s of ``run`` over ``baseline``, matched per ``(prompt_id, repeat)``."""
-    recs = run.included
-    base = per_key_rate(baseline.included)
+    recs = run.timed  # contended requests carry no timing (Run.timed)
+    base = per_key_rate(baseline.timed)
     overall = _speedup(per_key_rate(recs), base)
     by_domain = {
         d: _speedup(per_key_rate([r for r in recs if r.domain == d]), base)

@@ -55,6 +55,7 @@ class RunDescription:
     concurrency: int
     repeats: int | None
     environment: Mapping[str, Any]
+    interleave: str | None = None  # the group it was measured interleaved with (issue 16)
 
     @property
     def label(self) -> str:
@@ -142,6 +143,7 @@ def describe(config: Mapping[str, Any], *, where: str) -> RunDescription:
         concurrency=req("concurrency", "int"),
         repeats=opt("repeats", "int"),
         environment=env if isinstance(env, Mapping) else {},
+        interleave=opt("interleave", "str"),
     )
 
 
@@ -228,18 +230,54 @@ def impossible(r: Result) -> str | None:
     return None
 
 
+def _remeasured(recs: list[Result]) -> list[bool]:
+    """Per record: a contended attempt that a later attempt of its key measured again.
+
+    The runner may measure a contended request again (``--remeasure-contended``) and keeps
+    every attempt; the first uncontended attempt of a key is the one analysed, so the contended
+    attempts before it are set aside (counted, not warned about as duplicates).
+
+    >>> def r(key, contended):
+    ...     return Result(prompt_id=key, domain="d", prompt_sha256="", repeat=0, attempt=1,
+    ...         server_start=1, sent_unix_s=0.0, queue_ms=0.0, ttft_ms=1.0, e2e_ms=2.0,
+    ...         event_ms=[], timings=records.Timings(prompt_n=1, prompt_ms=1.0,
+    ...         predicted_n=2, predicted_ms=1.0, predicted_per_second=2.0, cache_n=0),
+    ...         stop_type="limit", alpha=None, contended=contended)
+    >>> _remeasured([r("a", True), r("a", False), r("b", True), r("c", None), r("c", None)])
+    [True, False, False, False, False]
+    """
+    by_key: dict[tuple[str, int], list[int]] = {}
+    for i, rec in enumerate(recs):
+        by_key.setdefault(rec.key, []).append(i)
+    out = [False] * len(recs)
+    for idx in by_key.values():
+        clean = next((i for i in idx if recs[i].contended is not True), None)
+        if clean is None:
+            continue  # every attempt contended: the first is analysed (and marked contended)
+        for i in idx:
+            if i < clean and recs[i].contended is True:
+                out[i] = True
+    return out
+
+
 def _screen(recs: list[Result], spurious: list[bool], where: str,
             problems: list[str]) -> list[bool]:
     """Per record: excluded (spurious timings, impossible values, or a repeated key).
 
-    Duplicates of a ``(prompt_id, repeat)`` keep the first readable copy. Every exclusion other
-    than spurious timings, and every implausible decode rate, is named in ``problems``.
+    Duplicates of a ``(prompt_id, repeat)`` keep the first readable copy, after contended
+    attempts that were measured again (:func:`_remeasured`). Every exclusion other than
+    spurious timings and re-measured attempts, and every implausible decode rate, is named in
+    ``problems``.
     """
     out = list(spurious)
     seen: set[tuple[str, int]] = set()
     dups: list[str] = []
     bad: list[str] = []
+    again = _remeasured(recs)
     for i, r in enumerate(recs):
+        if again[i]:
+            out[i] = True
+            continue
         if r.key in seen:
             dups.append(f"{r.prompt_id}#{r.repeat}")
             out[i] = True
@@ -302,6 +340,17 @@ class Run:
     def included(self) -> list[Result]:
         return [r for r, bad in zip(self.records, self.spurious, strict=True) if not bad]
 
+    @property
+    def timed(self) -> list[Result]:
+        """The included records measured on a quiet machine: what timing statistics use.
+        A contended request (its window's foreign CPU above the run's threshold) is left out
+        of them and kept for acceptance counts, which do not depend on timing."""
+        return [r for r in self.included if r.contended is not True]
+
+    @property
+    def n_contended(self) -> int:
+        return sum(r.contended is True for r in self.included)
+
 
 def _read_optional(path: Path, where: str, problems: list[str]) -> dict[str, Any] | None:
     if not path.exists():
@@ -343,8 +392,12 @@ def load_run(path: Path, *, keep_events: bool = False) -> Run:
     log_path = path / records.SERVER_LOG
     log: list[LogEntry] | None = None
     has_markers = False
+    n_marks = 0
     if log_path.exists():
-        parsed = parse_server_log(log_path.read_text(encoding="utf-8", errors="replace"))
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+        n_marks = text.count("\n" + records.MEASURE_MARKER) + text.startswith(
+            records.MEASURE_MARKER)
+        parsed = parse_server_log(text)
         log, has_markers = parsed.entries, parsed.has_markers
         if not has_markers and parsed.entries:
             problems.append(
@@ -353,6 +406,12 @@ def load_run(path: Path, *, keep_events: bool = False) -> Run:
             )
     elif desc.drafter != "none":
         problems.append(f"run {where}: {records.SERVER_LOG}: missing")
+    restarted = max(n_marks, len({r.server_start for r in recs}))
+    if restarted > 1 and desc.drafter in STATEFUL_DRAFTERS:
+        problems.append(
+            f"run {where}: drafter {desc.drafter} keeps state across requests, and its server "
+            f"started {restarted} times while the run measured: requests after a restart "
+            "drafted from an emptied pool")
     return Run(
         path=path,
         desc=desc,
@@ -367,6 +426,13 @@ def load_run(path: Path, *, keep_events: bool = False) -> Run:
         log_has_markers=has_markers,
         problems=problems,
     )
+
+
+# Drafters whose state outlives a request (mirrors artifact.campaign.runner: the analysis never
+# imports the campaign package).
+STATEFUL_DRAFTERS = frozenset({"ngram-mod", "ngram-cache"})
+# A server's measured segments are counted by the ``measure begin`` markers of its log, not by
+# their numbers: a runner that lost count after a kill numbered two starts alike.
 
 
 def load_runs(root: Path) -> tuple[list[Run], list[str]]:

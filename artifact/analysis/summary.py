@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from artifact import files
 from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
@@ -107,6 +109,40 @@ def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
     return math.fsum(vals) / len(vals) if vals else None
 
 
+def _contention(run: Run) -> contract.Contention | None:
+    """The run's contention over its included records, or None when none carries it."""
+    got = [r.contention for r in run.included if r.contention is not None]
+    if not got:
+        return None
+    fc = np.asarray([float(c["foreign_cores"]) for c in got if "unavailable" not in c])
+    m = run.metrics or {}
+    th = (m.get("contention") or {}).get("threshold_cores")
+    gates = m.get("gates")
+
+    def vals(key: str) -> list[float]:
+        return [float(c[key]) for c in got if isinstance(c.get(key), int | float)]
+
+    def stat(xs: list[float], f: Any) -> float | None:
+        return float(f(xs)) if xs else None
+
+    return {
+        "n": len(got),
+        "n_unavailable": len(got) - len(fc),
+        "n_contended": run.n_contended,
+        "threshold_cores": float(th) if isinstance(th, int | float) else None,
+        "foreign_cores_mean": float(fc.mean()) if fc.size else None,
+        "foreign_cores_median": float(np.median(fc)) if fc.size else None,
+        "foreign_cores_p95": float(np.percentile(fc, 95)) if fc.size else None,
+        "foreign_cores_max": float(fc.max()) if fc.size else None,
+        "steal_cores_max": stat(vals("steal_cores"), max),
+        "load1_max": stat(vals("load1"), max),
+        "cpu_mhz_min": stat(vals("cpu_mhz"), min),
+        "cpu_mhz_max": stat(vals("cpu_mhz"), max),
+        "gate_passed": (all(bool(g.get("passed")) for g in gates if isinstance(g, Mapping))
+                        if isinstance(gates, list) and gates else None),
+    }
+
+
 def _run_entry(run: Run, pairing: Pairing) -> RunEntry:
     d = run.desc
     m = run.metrics or {}
@@ -140,6 +176,8 @@ def _run_entry(run: Run, pairing: Pairing) -> RunEntry:
             max_abs_alpha_diff=pairing.max_abs_alpha_diff,
             ok=pairing.ok,
         ),
+        "interleave": d.interleave,
+        "contention": _contention(run),
     }
 
 
@@ -154,6 +192,7 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contrac
         "speedup": {},
         "positions": {},
         "breakeven": {},
+        "controls": {},
         "parameters": Parameters(
             bootstrap_resamples=bootstrap.resamples,
             bootstrap_seed=bootstrap.seed,
@@ -187,6 +226,13 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contrac
         elif run.n_excluded == len(run.records):
             warnings.append(f"run {rid}: every record excluded for spurious timings")
         out["runs"][rid] = _run_entry(run, p)
+        if run.n_contended:
+            ce = out["runs"][rid]["contention"]
+            th = ce["threshold_cores"] if ce is not None else None
+            warnings.append(f"run {rid}: {run.n_contended} of {len(run.included)} request(s) "
+                            "contended (foreign CPU above "
+                            + (f"{th:g} cores" if th is not None else "the run's threshold")
+                            + "); left out of timing statistics, kept for acceptance")
 
     finals = [r for r in runs if r.desc.family == "final"]
     for run in finals:
@@ -199,6 +245,18 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contrac
                 warnings.append(problem)
             if base is not None:
                 out["speedup"][rid] = _final.speedup(run, base)
+
+    # The noise control: each control run (a no-draft repeat) over the baseline measured
+    # beside it (final no-draft, or family baseline), the same matched-ratio statistic.
+    bases = [r for r in runs if r.desc.family in ("final", "baseline")]
+    for run in runs:
+        if run.desc.family != "control":
+            continue
+        base, problem = _final.speedup_baseline(run, bases)
+        if problem:
+            warnings.append(problem.replace(": speedup:", ": control:"))
+        if base is not None:
+            out["controls"][run.desc.run_id] = _final.speedup(run, base)
 
     for run in runs:
         rid = run.desc.run_id

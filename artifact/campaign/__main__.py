@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 
 from artifact import paths
+from artifact.campaign import contention
+from artifact.campaign.interleave import groups, run_group
+from artifact.campaign.quiet import Conditions
 from artifact.campaign.runner import run, run_is_current, runs_root
 from artifact.campaign.slurm import SlurmCampaign, say_stderr, summary_lines
 from artifact.errors import SpecError, cli
@@ -33,8 +36,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=KINDS, default=None,
                     help="where runs execute (default: [executor] kind of the campaign or the "
                     "site file, else local)")
-    ap.add_argument("--no-wait", action="store_true", help="Slurm: submit and return; a later "
-                    "call shows progress and collects")
+    ap.add_argument("--no-wait", action="store_true", help="local: fail in one line when "
+                    "another measurement holds this host's lock (default: wait for it); Slurm: "
+                    "submit and return; a later call shows progress and collects")
+    ap.add_argument("--allow-contention", action="store_true",
+                    help="measure even when the machine does not become quiet before the "
+                    "gate's timeout (the run's ledger and metrics say so)")
+    ap.add_argument("--quiet-threshold", type=float, default=None, metavar="CORES",
+                    help="foreign CPU (cores) above which the machine is busy and a request "
+                    f"contended (default {contention.DEFAULT_THRESHOLD_CORES:g})")
+    ap.add_argument("--quiet-timeout", type=float, default=None, metavar="S",
+                    help="how long the quiet gate waits for a quiet machine (default "
+                    f"{contention.DEFAULT_GATE_TIMEOUT_S:g} s)")
+    ap.add_argument("--remeasure-contended", type=int, default=None, metavar="N",
+                    help="measure a contended request again, up to N times, keeping every "
+                    "attempt (default 1; never for drafters with state across requests)")
     args = ap.parse_args(argv)
     camp = load_campaign(args.campaign, executor_kind=args.executor)
     if args.runs_dir is None:
@@ -53,19 +69,37 @@ def main(argv: list[str] | None = None) -> int:
             raise SpecError(f"{args.campaign}: no run {rid!r}") from None
     if camp.executor.kind == "slurm":
         return _slurm(camp, specs, args)
-    for spec in specs:
-        current = run_is_current(spec, args.runs_dir)
-        if args.list:
+    if args.list:
+        for spec in specs:
+            current = run_is_current(spec, args.runs_dir)
+            group = f" [{spec.interleave}]" if spec.interleave else ""
             print(f"{spec.run_id:32s} {spec.family:9s} {spec.drafter:13s} "
-                  f"{'current' if current else 'to run'}")
+                  f"{'current' if current else 'to run'}{group}")
+        return 0
+    cond = Conditions.from_env(wait_for_lock=not args.no_wait,
+                               allow_contention=args.allow_contention or None,
+                               threshold_cores=args.quiet_threshold,
+                               gate_timeout_s=args.quiet_timeout,
+                               remeasure_contended=args.remeasure_contended)
+    for unit in groups(specs):
+        todo = [s for s in unit if args.run or not run_is_current(s, args.runs_dir)]
+        if not args.quiet:
+            for s in unit:
+                if s not in todo:
+                    print(f"{s.run_id}: current, skipped")
+        if not todo:
             continue
-        if current and not args.run:
-            if not args.quiet:
-                print(f"{spec.run_id}: current, skipped")
-            continue
-        m = run(camp, spec, runs_root=args.runs_dir, show_progress=not args.quiet)
-        print(f"{spec.run_id}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "
-              f"{m.measure_s:.1f} s measured, complete={m.complete}")
+        if unit[0].interleave is not None:
+            ms = run_group(camp, todo, runs_root=args.runs_dir, show_progress=not args.quiet,
+                           cond=cond)
+        else:
+            ms = {todo[0].run_id: run(camp, todo[0], runs_root=args.runs_dir,
+                                      show_progress=not args.quiet, cond=cond)}
+        for rid, m in ms.items():
+            busy = (m.contention or {}).get("n_contended")
+            print(f"{rid}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "
+                  f"{m.measure_s:.1f} s measured, complete={m.complete}"
+                  + (f", {busy} contended" if busy else ""))
     return 0
 
 

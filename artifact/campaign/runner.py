@@ -1,5 +1,10 @@
 """One run: start the server, warm up, send every prompt, append results, resume after anything.
 
+A run measures under :mod:`artifact.campaign.quiet`: it holds the host's measurement lock, waits
+for a quiet machine, and records each request's contention. Everything that happens to the run
+(invocations, gate verdicts, server starts, measured segments) goes to its ledger
+(:mod:`artifact.campaign.events`), from which ``metrics.json`` is computed.
+
 Results are appended and fsynced per request. A rerun after any interruption skips the
 (prompt id, repeat) pairs already in ``results.jsonl``, so no completed request is lost or
 duplicated. If the server dies mid-run it is restarted (the log records every start) and the
@@ -12,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import shutil
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from artifact import paths, records, toolchain
+from artifact import hostlock, paths, records, toolchain
+from artifact.campaign import events, quiet
 from artifact.campaign import sessions as _sessions
 from artifact.campaign.client import (
     Completed,
@@ -56,6 +63,10 @@ from artifact.spec import Campaign, RunSpec
 
 MAX_ATTEMPTS = 3
 MAX_FAILED_STARTS = 3
+# Drafters whose state outlives a request (ngram-mod's n-gram pool, ngram-cache's cache): a
+# restart empties it mid-run (the analysis warns), and a prompt measured again would draft from
+# its own earlier output, so a contended request of theirs is kept, flagged, never re-measured.
+STATEFUL_DRAFTERS = frozenset({"ngram-mod", "ngram-cache"})
 WARMUP_PROMPT = "Write one short sentence about the sea."
 WARMUP_TOKENS = 16
 
@@ -65,6 +76,7 @@ class Work:
     prompt: Prompt
     repeat: int
     attempt: int = 1
+    remeasured: int = 0  # attempts made again because the machine was busy
 
 
 @dataclass(frozen=True)
@@ -78,25 +90,15 @@ class SessionWork:
 
 @dataclass
 class Tally:
-    """What the run did across server starts and resumes (becomes ``metrics.json``)."""
+    """What this invocation does to the run (the ledger keeps the rest)."""
 
-    server_starts: int = 0
-    measure_s: float = 0.0
-    model_load_s: list[float] = field(default_factory=list)
-    warmup_s: list[float] = field(default_factory=list)
-    delta: dict[str, float] = field(default_factory=dict)
-
-    def add_delta(self, d: dict[str, float]) -> None:
-        for k, v in d.items():
-            self.delta[k] = self.delta.get(k, 0.0) + v
+    next_start: int = 1  # number of the next server start over the run's life
+    measure_s: float = 0.0  # measured wall time of this invocation's segments
 
     @classmethod
-    def resume(cls, metrics: dict[str, Any]) -> Tally:
-        return cls(server_starts=int(metrics.get("server_starts", 0)),
-                   measure_s=float(metrics.get("measure_s", 0.0)),
-                   model_load_s=list(metrics.get("model_load_s", [])),
-                   warmup_s=list(metrics.get("warmup_s", [])),
-                   delta=dict(metrics.get("metrics_delta", {})))
+    def resume(cls, run: Path) -> Tally:
+        events.carry_legacy(run)
+        return cls(next_start=events.totals(run).server_starts + 1)
 
 
 def model_file(campaign: Campaign, key: str) -> Path:
@@ -208,14 +210,40 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         show_progress: bool = True, say: Log = _say,
         executor: dict[str, Any] | None = None,
         prompt_ids: frozenset[str] | None = None,
-        progress_suffix: Callable[[float], str] | None = None) -> records.RunMetrics:
+        progress_suffix: Callable[[float], str] | None = None,
+        cond: quiet.Conditions | None = None) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics.
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
     ``prompt_ids`` limits the run to those prompts of its set (a reduced reproduction); the
     run's ``config.json`` then records them as ``prompt_ids``. ``progress_suffix`` extends the
-    progress line (see :class:`Progress`).
+    progress line (see :class:`Progress`). ``cond``: the measurement conditions (default:
+    :meth:`quiet.Conditions.from_env`).
     """
+    cond = cond if cond is not None else quiet.Conditions.from_env()
+    with hostlock.measuring(f"run {spec.run_id}", wait=cond.wait_for_lock, say=say):
+        return _run_locked(campaign, spec, runs_root=runs_root, show_progress=show_progress,
+                           say=say, executor=executor, prompt_ids=prompt_ids,
+                           progress_suffix=progress_suffix, cond=cond)
+
+
+@dataclass
+class Prepared:
+    """A run ready to measure: its folder (config written, earlier spec moved aside) and work."""
+
+    spec: RunSpec
+    path: Path
+    files: ServerFiles
+    prompts: list[Prompt]  # the prompts sent, in order (empty for a workload run)
+    expected: set[tuple[str, int]]
+    pending: deque[Work | SessionWork]
+    complete: bool  # nothing pending and metrics.json said complete
+
+
+def prepare(campaign: Campaign, spec: RunSpec, *, runs_root: Path, say: Log,
+            executor: dict[str, Any] | None = None,
+            prompt_ids: frozenset[str] | None = None) -> Prepared:
+    """Make the run's folder current for ``spec`` and list what is left to measure."""
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
     if spec.workload is None:
@@ -264,26 +292,42 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         planned = _planned_sessions(files, spec, run_path, say)
         pending = deque(_session_work(planned, _done_keys(run_path, spec)))
         expected = {(p.key, t.turn) for p in planned for t in p.turns}
+    return Prepared(spec=spec, path=run_path, files=files,
+                    prompts=prompts if spec.workload is None else [],
+                    expected=expected, pending=pending,
+                    complete=not pending and bool(previous.get("complete")))
+
+
+def _run_locked(campaign: Campaign, spec: RunSpec, *, runs_root: Path, show_progress: bool,
+                say: Log, executor: dict[str, Any] | None, prompt_ids: frozenset[str] | None,
+                progress_suffix: Callable[[float], str] | None,
+                cond: quiet.Conditions) -> records.RunMetrics:
+    prep = prepare(campaign, spec, runs_root=runs_root, say=say, executor=executor,
+                   prompt_ids=prompt_ids)
+    run_path, pending, expected = prep.path, prep.pending, prep.expected
+    tally = Tally.resume(run_path)  # carries a run measured before the ledger into one
+    if prep.complete:
+        return _metrics(run_path, spec, expected, cond)
     n_expected = len(expected)
-    tally = Tally.resume(previous)
-    if not pending and previous.get("complete"):
-        return _metrics(run_path, spec, expected, tally)
     n_pending = sum(len(w.turns) if isinstance(w, SessionWork) else 1 for w in pending)
-    progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress,
-                        suffix=progress_suffix)
-    server = Server(files, spec, run_path / records.SERVER_LOG)
-    try:
-        with GpuSampler() as gpu:
-            asyncio.run(_measure(server, spec, pending, run_path, tally, progress, say))
+    server = Server(prep.files, spec, run_path / records.SERVER_LOG)
+    with quiet.measuring(f"run {spec.run_id}", [run_path], cond, say):
+        events.record(run_path, "invocation", done=n_expected - n_pending)
+        progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress,
+                            suffix=progress_suffix)
         try:
-            prev_vram = records.read_json(run_path / records.VRAM)
-        except records.RecordError:
-            prev_vram = None
-        records.write_json(run_path / records.VRAM, gpu.record(prev_vram))
-    finally:
-        server.stop()
-        progress.close()
-        metrics = _metrics(run_path, spec, expected, tally)
+            with GpuSampler() as gpu:
+                asyncio.run(_measure(server, spec, pending, run_path, tally, progress, say,
+                                     cond))
+            try:
+                prev_vram = records.read_json(run_path / records.VRAM)
+            except records.RecordError:
+                prev_vram = None
+            records.write_json(run_path / records.VRAM, gpu.record(prev_vram))
+        finally:
+            server.stop()
+            progress.close()
+            metrics = _metrics(run_path, spec, expected, cond)
     return metrics
 
 
@@ -343,21 +387,27 @@ def _session_work(planned: list[PlannedSession],
 
 
 def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],
-             tally: Tally) -> records.RunMetrics:
-    """Write ``metrics.json``; ``complete`` is computed from the records that can be read back,
-    so a record lost to a torn line is measured again on the next run, never assumed done."""
+             cond: quiet.Conditions) -> records.RunMetrics:
+    """Write ``metrics.json`` from the run's ledger and records; ``complete`` is computed from the
+    records that can be read back, so a record lost to a torn line is measured again on the next
+    run, never assumed done."""
     done = _done_keys(run, spec)
     complete = expected <= done
     n_expected = len(expected)
     errors = records.read_jsonl(run / records.ERRORS).rows
-    per_pos = {k.split('"')[1]: v for k, v in tally.delta.items()
+    results = (records.read_results(run, keep_events=False)[0] if spec.workload is None
+               else [])
+    t = events.totals(run, results)
+    per_pos = {k.split('"')[1]: v for k, v in t.delta.items()
                if "per_pos" in k and '"' in k}
     m = records.RunMetrics(
         complete=complete, n_expected=n_expected, n_results=len(done),
-        n_errors=len(errors), server_starts=tally.server_starts,
-        measure_s=round(tally.measure_s, 3), model_load_s=tally.model_load_s,
-        warmup_s=tally.warmup_s, concurrency=spec.concurrency, slots=slots(spec),
-        metrics_delta=tally.delta, accepted_per_pos_delta=per_pos)
+        n_errors=len(errors), server_starts=t.server_starts,
+        measure_s=t.measure_s, model_load_s=t.model_load_s,
+        warmup_s=t.warmup_s, concurrency=spec.concurrency, slots=slots(spec),
+        metrics_delta=t.delta, accepted_per_pos_delta=per_pos,
+        invocations=t.invocations or None, gates=t.gates or None,
+        contention=quiet.run_contention(results, cond.threshold_cores))
     records.write_json(run / records.METRICS, m)
     return m
 
@@ -370,44 +420,97 @@ async def _metrics_snapshot(client: httpx.AsyncClient, server: Server) -> dict[s
     return parse_metrics(resp.text) if resp.status_code == 200 else {}
 
 
+async def start_server(client: httpx.AsyncClient, server: Server, spec: RunSpec, run: Path,
+                       tally: Tally, *, mode: str) -> int:
+    """Start (or restart) a run's server, warm it up and mark the measured segment's beginning;
+    every step goes to the run's ledger first. Returns the start's number over the run's life."""
+    n = tally.next_start
+    tally.next_start += 1
+    load_s = round(server.start(), 3)
+    server.mark(f"{records.WARMUP_MARKER} (server start {n})")
+    t_w = time.perf_counter()
+    warm = dict(request_body(spec, WARMUP_PROMPT), n_predict=WARMUP_TOKENS)
+    for _ in range(spec.warmup):
+        await complete(client, server.base_url, warm, spec.timeout_s)
+    events.record(run, "server_start", n=n, load_s=load_s,
+                  warmup_s=round(time.perf_counter() - t_w, 3))
+    await asyncio.sleep(0.2)  # let the server's log of the warm-up reach the file
+    server.mark(f"{records.MEASURE_MARKER} (server start {n})")
+    events.record(run, "measure_begin", n=n, mode=mode)
+    return n
+
+
 async def _measure(server: Server, spec: RunSpec, pending: deque[Work | SessionWork], run: Path,
-                   tally: Tally, progress: Progress, say: Log) -> None:
+                   tally: Tally, progress: Progress, say: Log, cond: quiet.Conditions) -> None:
     failed_starts = 0
     while pending:
-        tally.server_starts += 1
-        n = tally.server_starts
-        try:
-            tally.model_load_s.append(round(server.start(), 3))
-        except ServerError:
-            failed_starts += 1
-            if failed_starts >= MAX_FAILED_STARTS:
-                raise
-            continue
-        if n > 1:
-            say(f"{spec.run_id}: server start {n} ({len(pending)} work items left)")
         async with httpx.AsyncClient(limits=httpx.Limits(
                 max_connections=spec.concurrency + 1)) as client:
-            server.mark(f"{records.WARMUP_MARKER} (server start {n})")
-            t_w = time.perf_counter()
-            warm = dict(request_body(spec, WARMUP_PROMPT), n_predict=WARMUP_TOKENS)
-            for _ in range(spec.warmup):
-                await complete(client, server.base_url, warm, spec.timeout_s)
-            tally.warmup_s.append(round(time.perf_counter() - t_w, 3))
-            await asyncio.sleep(0.2)  # let the server's log of the warm-up reach the file
+            try:
+                n = await start_server(client, server, spec, run, tally, mode="sequential")
+            except ServerError:
+                failed_starts += 1
+                if failed_starts >= MAX_FAILED_STARTS:
+                    raise
+                continue
+            if n > 1:
+                say(f"{spec.run_id}: server start {n} ({len(pending)} work items left)")
             before = await _metrics_snapshot(client, server)
-            server.mark(f"{records.MEASURE_MARKER} (server start {n})")
             t_m = time.perf_counter()
-            await _segment(client, server, spec, pending, run, n, progress)
-            tally.measure_s += time.perf_counter() - t_m
-            if server.alive():
-                tally.add_delta(counter_delta(before, await _metrics_snapshot(client, server)))
+            await _segment(client, server, spec, pending, run, n, progress, cond)
+            measure_s = time.perf_counter() - t_m
+            delta = (counter_delta(before, await _metrics_snapshot(client, server))
+                     if server.alive() else {})
+            events.record(run, "segment_end", n=n, measure_s=round(measure_s, 3), delta=delta)
         if server.alive():
             server.stop()
 
 
+def own_pids(*servers: Server) -> Callable[[], list[int]]:
+    """The measuring process tree: this process and the live servers."""
+    def pids() -> list[int]:
+        return [os.getpid()] + [s.proc.pid for s in servers if s.proc is not None]
+    return pids
+
+
+async def send_prompt(client: httpx.AsyncClient, server: Server, spec: RunSpec, w: Work,
+                      run: Path, start_no: int, cond: quiet.Conditions, own: Callable[[],
+                      list[int]], *, free_ns: int, round_pos: int | None = None,
+                      ) -> tuple[Completed | Failed, bool]:
+    """Send one prompt request, append its record (or error record); return the outcome and
+    whether it should be measured again (contended, attempts left, a stateless drafter)."""
+    body = request_body(spec, w.prompt.text, w.repeat)
+    before = (await _metrics_snapshot(client, server)
+              if spec.metrics_per_request else None)
+    window = quiet.Window(own, cond.threshold_cores)
+    sent_unix = time.time()
+    dispatch_ns = time.perf_counter_ns()
+    out = await complete(client, server.base_url, body, spec.timeout_s)
+    busy, contended = window.close()
+    if not isinstance(out, Completed):
+        _record_failure(run, w.prompt.id, w.repeat, w.attempt, out, start_no, sent_unix)
+        return out, False
+    delta = None
+    if before is not None:  # the request's own counters (concurrency 1 only)
+        after = await _metrics_snapshot(client, server)
+        delta = counter_delta(before, after) if before and after else None
+    records.append_jsonl(run / records.RESULTS, records.Result(
+        prompt_id=w.prompt.id, domain=w.prompt.domain,
+        prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
+        server_start=start_no, sent_unix_s=round(sent_unix, 3),
+        queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
+        e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
+        stop_type=out.stop_type, alpha=out.alpha, event_text=out.event_text,
+        seed=body["seed"], window=spec.window, utc_date=utc_date(sent_unix),
+        metrics_delta=delta, contention=busy, contended=contended, round_pos=round_pos))
+    again = (bool(contended) and w.remeasured < cond.remeasure_contended
+             and spec.drafter not in STATEFUL_DRAFTERS)
+    return out, again
+
+
 async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
                    pending: deque[Work | SessionWork], run: Path, start_no: int,
-                   progress: Progress) -> None:
+                   progress: Progress, cond: quiet.Conditions) -> None:
     """Send pending work on ``spec.concurrency`` streams until done or the server dies.
 
     Sessions are taken in the plan's seeded order; stream ``i`` sends a session's turns to slot
@@ -415,32 +518,19 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
     prefix) from turn to turn, and each side's slot keeps that side's cache between sessions.
     """
     died = False
+    own = own_pids(server)
 
     async def prompt(w: Work, free_ns: int) -> None:
         nonlocal died
-        body = request_body(spec, w.prompt.text, w.repeat)
-        before = (await _metrics_snapshot(client, server)
-                  if spec.metrics_per_request else None)
-        sent_unix = time.time()
-        dispatch_ns = time.perf_counter_ns()
-        out = await complete(client, server.base_url, body, spec.timeout_s)
+        out, again = await send_prompt(client, server, spec, w, run, start_no, cond, own,
+                                       free_ns=free_ns)
         if isinstance(out, Completed):
-            delta = None
-            if before is not None:  # the request's own counters (concurrency 1 only)
-                after = await _metrics_snapshot(client, server)
-                delta = counter_delta(before, after) if before and after else None
-            records.append_jsonl(run / records.RESULTS, records.Result(
-                prompt_id=w.prompt.id, domain=w.prompt.domain,
-                prompt_sha256=w.prompt.sha256, repeat=w.repeat, attempt=w.attempt,
-                server_start=start_no, sent_unix_s=round(sent_unix, 3),
-                queue_ms=round((dispatch_ns - free_ns) / 1e6, 3), ttft_ms=out.ttft_ms,
-                e2e_ms=out.e2e_ms, event_ms=out.event_ms, timings=out.timings,
-                stop_type=out.stop_type, alpha=out.alpha, event_text=out.event_text,
-                seed=body["seed"], window=spec.window, utc_date=utc_date(sent_unix),
-                metrics_delta=delta))
-            progress.advance()
+            if again:
+                pending.appendleft(replace(w, attempt=w.attempt + 1,
+                                           remeasured=w.remeasured + 1))
+            else:
+                progress.advance()
             return
-        _record_failure(run, w.prompt.id, w.repeat, w.attempt, out, start_no, sent_unix)
         if not server.alive():
             died = True
         if w.attempt < MAX_ATTEMPTS:

@@ -137,6 +137,25 @@ class LogPairing(TypedDict):
     ok: Annotated[bool, "false drops the run's positions and tau_mean"]
 
 
+class Contention(TypedDict):
+    """How busy the machine was while a run measured, over its requests (issue 16): CPU used by
+    everything outside the measuring processes, in cores, per request window."""
+
+    n: Annotated[int, "requests that carry a contention record"]
+    n_unavailable: Annotated[int, "of them, measured where /proc was absent"]
+    n_contended: Annotated[int, "requests above the threshold (left out of timing statistics)"]
+    threshold_cores: Annotated[float | None, "the run's threshold (null: not recorded)"]
+    foreign_cores_mean: float | None
+    foreign_cores_median: float | None
+    foreign_cores_p95: Annotated[float | None, "95th percentile (linear) over requests"]
+    foreign_cores_max: float | None
+    steal_cores_max: float | None
+    load1_max: Annotated[float | None, "1-minute load average at the end of a request"]
+    cpu_mhz_min: Annotated[float | None, "null where the kernel gives no frequency"]
+    cpu_mhz_max: float | None
+    gate_passed: Annotated[bool | None, "every quiet gate passed (null: no gate recorded)"]
+
+
 class RunEntry(TypedDict):
     """One run found under experiments/runs, as its config.json describes it, with counts."""
 
@@ -163,6 +182,8 @@ class RunEntry(TypedDict):
     measure_s: Annotated[float | None, "seconds measured (metrics.json)"]
     model_load_s: Annotated[float | None, "mean over server starts"]
     log_pairing: LogPairing
+    interleave: Annotated[str | None, "the group it was measured interleaved with, or null"]
+    contention: Annotated[Contention | None, "null: measured before contention was recorded"]
 
 
 class Environment(TypedDict):
@@ -199,6 +220,8 @@ class Summary(TypedDict):
     speedup: Annotated[dict[str, SpeedupEntry], "final runs with a drafter and one baseline"]
     positions: Annotated[dict[str, PositionsEntry], "families curves and ksweep"]
     breakeven: Annotated[dict[str, BreakevenEntry], "family ksweep"]
+    controls: Annotated[dict[str, SpeedupEntry], "family control: a no-draft repeat over the "
+                        "baseline it was measured beside (1 = no drift; the noise control)"]
     parameters: Parameters
     warnings: Annotated[list[str], "sorted, one line each, naming the run"]
 
@@ -211,7 +234,7 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Summary:
     check_version(data, field="schema_version", version=SCHEMA_VERSION, source=source, error=error)
     check(Summary, data, source=source, error=error)
     summary: Summary = data
-    for section in ("final", "speedup", "positions", "breakeven"):
+    for section in ("final", "speedup", "positions", "breakeven", "controls"):
         for run_id in summary[section]:
             if run_id not in summary["runs"]:
                 raise error(f"{source}: field '{section}.{run_id}': run not in 'runs'")

@@ -123,8 +123,13 @@ def verify(
         log(f"{o.claim.id}: {o.status} (expected {o.claim.describe_expected()}, "
             f"reproduced {o.reproduced})")
     fatal = warning_classes.fatal(warnings)
-    if strict and (bad or fatal):
+    busy = claims.contended(outcomes, computed)
+    for line in busy:
+        log(line)
+    if strict and (bad or fatal or busy):
         parts = []
+        if busy:
+            parts.append(f"{len(busy)} timing claim(s) rest on contended runs (listed above)")
         if bad:
             parts.append(f"{len(bad)} of {len(outcomes)} claims not reproduced "
                          f"({', '.join(o.claim.id for o in bad)})")

@@ -202,7 +202,10 @@ def test_corpus_shape(corpus_summary):
     assert len(corpus_summary["speedup"]) == 20
     assert len(corpus_summary["positions"]) == 41
     assert len(corpus_summary["breakeven"]) == 21
-    assert corpus_summary["warnings"] == []
+    # the corpus plants server restarts; those of a drafter with state are warned about
+    resets = [w for w in corpus_summary["warnings"] if "keeps state across requests" in w]
+    assert resets and all("ngram-mod" in w or "ngram-cache" in w for w in resets)
+    assert [w for w in corpus_summary["warnings"] if w not in resets] == []
     assert corpus_summary["schema_version"] == analysis.SCHEMA_VERSION
     assert all(r["log_pairing"]["ok"] for r in corpus_summary["runs"].values())
 

@@ -168,7 +168,18 @@ def test_runner_killed_mid_run_then_rerun_gives_one_record_per_prompt(
     ids = one_record_per_prompt(run)
     assert sorted(ids) == sorted(set(ids)) and len(ids) == 3
     assert set(partial) <= set(ids)
-    assert json.loads((run / records.METRICS).read_text())["complete"] is True
+    metrics = json.loads((run / records.METRICS).read_text())
+    assert metrics["complete"] is True
+    # the ledger kept what the killed invocation did: both starts, both measured segments
+    assert metrics["server_starts"] == 2 and metrics["invocations"] == 2
+    kinds = [json.loads(line)["event"] for line in (run / records.EVENTS).read_text().splitlines()]
+    assert kinds.count("server_start") == 2 and kinds.count("invocation") == 2
+    assert kinds.count("segment_end") == 1  # the killed segment never ended ...
+    e2e_s = sum(r.e2e_ms for r in records.read_results(run)[0]) / 1000
+    assert metrics["measure_s"] >= 0.9 * e2e_s  # ... yet its time is counted
+    from artifact.analysis.runs import load_run
+
+    assert any("keeps state across requests" in p for p in load_run(run).problems)
 
 
 ACCSPLIT_TOML = """

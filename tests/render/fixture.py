@@ -68,6 +68,12 @@ def _run(
         "measure_s": 420.5,
         "model_load_s": 1.25,
         "log_pairing": {"n_lines": 60, "n_records": 60, "max_abs_alpha_diff": 0.0, "ok": True},
+        "interleave": family if family in ("final", "ksweep") else None,
+        "contention": {"n": 60, "n_unavailable": 0, "n_contended": 0, "threshold_cores": 0.1,
+                       "foreign_cores_mean": 0.012, "foreign_cores_median": 0.01,
+                       "foreign_cores_p95": 0.03, "foreign_cores_max": 0.05,
+                       "steal_cores_max": 0.0, "load1_max": 1.1, "cpu_mhz_min": None,
+                       "cpu_mhz_max": None, "gate_passed": True},
     }
 
 
@@ -237,6 +243,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
         "speedup": speedup,
         "positions": positions,
         "breakeven": breakeven,
+        "controls": {},
         "parameters": {"bootstrap_resamples": 2000, "bootstrap_seed": 20261129,
                        "confidence": 0.95, "spurious_tok_per_s": 100000.0},
         "warnings": ["final-ngram-cache: 1 record excluded (one generated token)"],

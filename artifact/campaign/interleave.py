@@ -1,0 +1,228 @@
+"""Interleaved runs: a group measured prompt-major over live servers (issue 16).
+
+A comparison between runs measured one after another absorbs the machine's drift: on a shared
+machine, minutes apart, decode rates differ by several percent idle and by 5-19x under load.
+The runs of one ``interleave`` group are measured together instead: every run's server is
+started and warmed up, then each prompt goes to every run of the group in turn, in an order
+shuffled per prompt by a seed, before the next prompt. A drafter and its baseline see the same
+prompt seconds apart, and neither is always first. Each server still sees the prompts in the
+set's order (a drafter with state, like ``ngram-mod``, sees the same history as on its own).
+
+Everything else is as in :mod:`artifact.campaign.runner`: the same run folders, records,
+ledger, resumption, error retries and restarts, under the same conditions
+(:mod:`artifact.campaign.quiet`). A run's ``measure_s`` is the sum of its own requests' wall
+times (its requests alternate with the group's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from artifact import hostlock, paths, records
+from artifact.campaign import events, quiet
+from artifact.campaign.client import Completed
+from artifact.campaign.fingerprint import counter_delta
+from artifact.campaign.gpu import GpuSampler
+from artifact.campaign.progress import Progress
+from artifact.campaign.runner import (
+    MAX_ATTEMPTS,
+    MAX_FAILED_STARTS,
+    Prepared,
+    Tally,
+    Work,
+    _metrics,
+    _metrics_snapshot,
+    own_pids,
+    prepare,
+    send_prompt,
+    start_server,
+)
+from artifact.campaign.server import Server, ServerError
+from artifact.errors import SpecError
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
+from artifact.spec import Campaign, RunSpec
+
+_say: Log = log_stderr("campaign")
+
+
+def groups(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
+    """The specs in measuring units, in campaign order: one interleave group, or one lone run.
+
+    >>> from artifact.spec import RunSpec
+    >>> def s(i, g): return RunSpec(run_id=i, campaign="c", family="final", target_model="m",
+    ...     target="t", target_quant="Q", drafter="none", draft_model=None, draft_quant=None,
+    ...     k=None, p_min=None, ctx_size=8, temperature=0.0, top_k=1, top_p=1.0, seed=1,
+    ...     n_predict=8, prompt_set="p", concurrency=1, repeats=1, threads=1, n_gpu_layers=0,
+    ...     warmup=0, timeout_s=1.0, interleave=g)
+    >>> [[x.run_id for x in u] for u in groups([s("a", "g"), s("b", None), s("c", "g")])]
+    [['a', 'c'], ['b']]
+    """
+    out: list[list[RunSpec]] = []
+    index: dict[str, int] = {}
+    for spec in specs:
+        if spec.interleave is None:
+            out.append([spec])
+        elif spec.interleave in index:
+            out[index[spec.interleave]].append(spec)
+        else:
+            index[spec.interleave] = len(out)
+            out.append([spec])
+    return out
+
+
+def round_order(label: str, seed: int, repeat: int, prompt_id: str,
+                run_ids: Sequence[str]) -> list[str]:
+    """The seeded order in which one prompt goes to the runs of a group.
+
+    >>> round_order("final", 42, 0, "code-1", ["a", "b", "c"]) == round_order(
+    ...     "final", 42, 0, "code-1", ["c", "b", "a"])
+    True
+    """
+    key = hashlib.sha256(f"{label}|{seed}|{repeat}|{prompt_id}".encode()).hexdigest()
+    order = sorted(run_ids)
+    random.Random(int(key[:16], 16)).shuffle(order)
+    return order
+
+
+def _check(label: str, specs: Sequence[RunSpec]) -> None:
+    first = specs[0]
+    for s in specs[1:]:
+        for name in ("prompt_set", "repeats", "seed"):
+            if getattr(s, name) != getattr(first, name):
+                raise SpecError(f"interleave group {label!r}: runs {first.run_id} and "
+                                f"{s.run_id} differ in {name}; a group sends the same prompts "
+                                "to every run")
+
+
+def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path = paths.RUNS,
+              show_progress: bool = True, say: Log = _say,
+              cond: quiet.Conditions | None = None) -> dict[str, records.RunMetrics]:
+    """Measure (or finish) the runs of one interleave group; return each run's metrics."""
+    label = specs[0].interleave or specs[0].run_id
+    _check(label, specs)
+    cond = cond if cond is not None else quiet.Conditions.from_env()
+    what = f"interleaved group {label} ({len(specs)} runs)"
+    with hostlock.measuring(what, wait=cond.wait_for_lock, say=say):
+        preps = [prepare(campaign, s, runs_root=runs_root, say=say) for s in specs]
+        todo = [p for p in preps if not p.complete]
+        for p in preps:
+            Tally.resume(p.path)
+        if todo:
+            with quiet.measuring(what, [p.path for p in todo], cond, say):
+                _measure_locked(label, todo, show_progress, say, cond)
+        return {p.spec.run_id: _metrics(p.path, p.spec, p.expected, cond) for p in preps}
+
+
+def _measure_locked(label: str, todo: list[Prepared], show_progress: bool, say: Log,
+                    cond: quiet.Conditions) -> None:
+    n_expected = sum(len(p.expected) for p in todo)
+    n_pending = sum(len(p.pending) for p in todo)
+    for p in todo:
+        events.record(p.path, "invocation", done=len(p.expected) - len(p.pending))
+    progress = Progress(f"group {label}", n_expected, n_expected - n_pending, show_progress)
+    servers = {p.spec.run_id: Server(p.files, p.spec, p.path / records.SERVER_LOG)
+               for p in todo}
+    try:
+        with GpuSampler() as gpu:
+            asyncio.run(_measure(label, todo, servers, progress, say, cond))
+        for p in todo:
+            try:
+                prev = records.read_json(p.path / records.VRAM)
+            except records.RecordError:
+                prev = None
+            records.write_json(p.path / records.VRAM, gpu.record(prev))
+    finally:
+        for s in servers.values():
+            s.stop()
+        progress.close()
+
+
+class _Live:
+    """One run's server inside the group: its start number, counters and measured time."""
+
+    def __init__(self, prep: Prepared, server: Server) -> None:
+        self.prep = prep
+        self.server = server
+        self.tally = Tally.resume(prep.path)
+        self.n = 0
+        self.before: dict[str, float] = {}
+        self.measure_s = 0.0
+        self.failed_starts = 0
+
+    async def start(self, client: httpx.AsyncClient, say: Log) -> None:
+        while True:
+            try:
+                self.n = await start_server(client, self.server, self.prep.spec,
+                                            self.prep.path, self.tally, mode="interleaved")
+                break
+            except ServerError:
+                self.failed_starts += 1
+                if self.failed_starts >= MAX_FAILED_STARTS:
+                    raise
+        if self.n > 1:
+            say(f"{self.prep.spec.run_id}: server start {self.n}")
+        self.before = await _metrics_snapshot(client, self.server)
+        self.measure_s = 0.0
+
+    async def end_segment(self, client: httpx.AsyncClient) -> None:
+        delta: dict[str, Any] = {}
+        if self.server.alive():
+            delta = counter_delta(self.before, await _metrics_snapshot(client, self.server))
+        events.record(self.prep.path, "segment_end", n=self.n,
+                      measure_s=round(self.measure_s, 3), delta=delta)
+
+
+async def _measure(label: str, todo: list[Prepared], servers: dict[str, Server],
+                   progress: Progress, say: Log, cond: quiet.Conditions) -> None:
+    live = {p.spec.run_id: _Live(p, servers[p.spec.run_id]) for p in todo}
+    own = own_pids(*servers.values())
+    pending = {rid: {(w.prompt.id, w.repeat): w for w in lv.prep.pending
+                     if isinstance(w, Work)} for rid, lv in live.items()}
+    first = todo[0].spec
+    prompts = max((p.prompts for p in todo), key=len)
+    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=2)) as client:
+        for lv in live.values():
+            await lv.start(client, say)
+        for rep in range(first.repeats):
+            for prompt in prompts:
+                key = (prompt.id, rep)
+                rids = [rid for rid in live if key in pending[rid]]
+                order = round_order(label, first.seed, rep, prompt.id, rids)
+                for pos, rid in enumerate(order):
+                    await _one(client, live[rid], pending[rid].pop(key), pos, own, progress,
+                               say, cond)
+        for lv in live.values():
+            await lv.end_segment(client)
+
+
+async def _one(client: httpx.AsyncClient, lv: _Live, w: Work, pos: int, own: Any,
+               progress: Progress, say: Log, cond: quiet.Conditions) -> None:
+    """One prompt on one run: retried after errors, measured again when contended."""
+    while True:
+        if not lv.server.alive():
+            await lv.end_segment(client)
+            await lv.start(client, say)
+        out, again = await send_prompt(client, lv.server, lv.prep.spec, w, lv.prep.path, lv.n,
+                                       cond, own, free_ns=time.perf_counter_ns(),
+                                       round_pos=pos)
+        if isinstance(out, Completed):
+            lv.measure_s += out.e2e_ms / 1000
+            if not again:
+                progress.advance()
+                return
+            w = replace(w, attempt=w.attempt + 1, remeasured=w.remeasured + 1)
+            continue
+        if w.attempt >= MAX_ATTEMPTS:
+            progress.advance()
+            return
+        w = replace(w, attempt=w.attempt + 1)

@@ -1,0 +1,100 @@
+"""Interleaved runs (issue 16): a group measured prompt-major over live servers, against the
+real llama-server (marked ``server``), and the pure parts without one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from artifact import records
+from artifact.campaign import interleave
+from artifact.spec import SpecError, load_campaign
+
+GROUP_TOML = """
+[campaign]
+name = "group"
+[defaults]
+target = "m"
+prompt_set = "kick"
+family = "final"
+n_predict = 16
+warmup = 1
+timeout_s = 60
+interleave = "g"
+[models.m]
+builtin = "smollm2-135m-q4_1"
+family = "smollm2-135m"
+quant = "Q4_1"
+[[run]]
+id = "g-none"
+drafter = "none"
+[[run]]
+id = "g-control"
+family = "control"
+drafter = "none"
+[[run]]
+id = "g-ngram"
+drafter = "ngram-mod"
+k = 4
+"""
+
+
+def test_round_order_is_seeded_and_varies_between_prompts() -> None:
+    ids = ["a", "b", "c", "d"]
+    orders = {tuple(interleave.round_order("g", 42, 0, f"p{i}", ids)) for i in range(20)}
+    assert len(orders) > 5  # not one fixed order: neither run is always first
+    assert interleave.round_order("g", 42, 0, "p1", ids) == interleave.round_order(
+        "g", 42, 0, "p1", list(reversed(ids)))
+    assert all(sorted(o) == ids for o in orders)
+
+
+def test_a_group_whose_runs_send_different_prompts_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(GROUP_TOML.replace('id = "g-ngram"', 'id = "g-ngram"\nseed = 7'))
+    camp = load_campaign(f)
+    with pytest.raises(SpecError, match="differ in seed"):
+        interleave.run_group(camp, list(camp.runs), runs_root=tmp_path / "runs")
+
+
+def test_interleave_needs_one_stream(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(GROUP_TOML.replace('k = 4', 'k = 4\nconcurrency = 2'))
+    with pytest.raises(SpecError, match=r"run\[2\]\.interleave: .*concurrency = 1"):
+        load_campaign(f)
+
+
+@pytest.mark.server
+def test_a_group_is_measured_prompt_major_with_contention_and_a_ledger(
+        real_toolchain: tuple[str, str], tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(GROUP_TOML)
+    camp = load_campaign(f)
+    runs = tmp_path / "runs"
+    ms = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False)
+    assert all(m.complete and m.n_results == 3 and m.server_starts == 1 for m in ms.values())
+    recs = {rid: records.read_results(runs / rid)[0] for rid in ms}
+    # prompt-major: in time order, each prompt's three requests come before the next prompt's
+    timeline = sorted((r.sent_unix_s, r.prompt_id, rid, r.round_pos)
+                      for rid, rs in recs.items() for r in rs)
+    for i in range(0, 9, 3):
+        block = timeline[i:i + 3]
+        assert len({p for _, p, _, _ in block}) == 1
+        want = interleave.round_order("g", 42, 0, block[0][1], list(ms))
+        assert [rid for _, _, rid, _ in block] == want
+        assert [pos for _, _, _, pos in block] == [0, 1, 2]
+    for rid, rs in recs.items():
+        for r in rs:  # every request says how busy the machine was
+            assert r.contention is not None and r.contention["foreign_cores"] >= 0
+            assert isinstance(r.contended, bool)
+        kinds = [json.loads(line)["event"]
+                 for line in (runs / rid / records.EVENTS).read_text().splitlines()]
+        assert kinds == ["gate", "invocation", "server_start", "measure_begin", "segment_end"]
+        m = ms[rid]
+        assert m.contention is not None and m.contention["n"] == 3
+        assert m.measure_s == pytest.approx(sum(r.e2e_ms for r in rs) / 1000, abs=0.01)
+    # a second call finds every run complete and measures nothing
+    again = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False)
+    assert {rid: m.n_results for rid, m in again.items()} == {rid: 3 for rid in ms}
+    assert all(len(records.read_results(runs / rid)[0]) == 3 for rid in ms)
