@@ -178,7 +178,12 @@ def example_table(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES) 
 def update_readme(readme: Path, *, root: Path = paths.ROOT) -> Path | None:
     """Regenerate the table between the README's example markers from the file the start
     marker names (``<!-- reproduction-example: <comparison.json> -->``); returns that file."""
-    text = readme.read_text(encoding="utf-8")
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise ComparisonError(f"{readme}: file not found") from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise ComparisonError(f"{readme}: cannot be read as UTF-8 text ({err})") from err
     head, sep, rest = text.partition("<!-- reproduction-example: ")
     if not sep:
         return None

@@ -136,13 +136,68 @@ def utc_now() -> str:
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
-    """``reproduction.json`` of ``folder``; ``None`` when there is none."""
+    """``reproduction.json`` of ``folder``, its fields' types checked; ``None`` when there is
+    none. A field of the wrong type is one line naming it (:func:`check_manifest`)."""
     if not (folder / MANIFEST).is_file():
         return None
     try:
-        return records.read_json(folder / MANIFEST)
+        m = records.read_json(folder / MANIFEST)
     except ValueError as err:
         raise PlanError(f"{folder / MANIFEST}: {err}") from err
+    check_manifest(m, folder / MANIFEST)
+    return m
+
+
+_NONE = type(None)
+# the fields the resume and the report read, with the types execute.py writes
+_MANIFEST_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "selection": ((dict,), "an object"), "campaign": ((str,), "a string"),
+    "started": ((str, _NONE), "a string or null"), "finished": ((str, _NONE), "a string or null"),
+    "complete": ((bool,), "true or false"), "calibration": ((dict, _NONE), "an object or null"),
+    "expected_s": ((dict,), "an object"), "runs": ((dict,), "an object"),
+    "load": ((list,), "a list"), "cpu_count": ((int, _NONE), "an integer or null"),
+}
+
+
+def _is(v: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(v, types) and (bool in types or not isinstance(v, bool))
+
+
+def check_manifest(m: Any, file: Path) -> None:
+    """Raise :class:`PlanError`, one line naming the field, unless ``m`` has the manifest's types.
+
+    >>> check_manifest({"runs": {"r": {"wall_s": "slow"}}}, Path("reproduction.json"))
+    Traceback (most recent call last):
+    ...
+    artifact.errors.PlanError: reproduction.json: field 'runs.r.wall_s': expected a number, \
+got 'slow'
+    """
+    def fail(field: str, said: str, v: Any) -> PlanError:
+        return PlanError(f"{file}: field {field!r}: expected {said}, got {v!r}")
+
+    num, num_or_none = (int, float), (int, float, _NONE)
+    if not isinstance(m, dict):
+        raise PlanError(f"{file}: expected a JSON object, got {type(m).__name__}")
+    for k, (types, said) in _MANIFEST_FIELDS.items():
+        if k in m and not _is(m[k], types):
+            raise fail(k, said, m[k])
+    for r, v in m.get("expected_s", {}).items():
+        if not _is(v, num):
+            raise fail(f"expected_s.{r}", "a number", v)
+    for r, v in m.get("runs", {}).items():
+        if not isinstance(v, dict):
+            raise fail(f"runs.{r}", "an object", v)
+        if not _is(v.get("wall_s", 0.0), num):
+            raise fail(f"runs.{r}.wall_s", "a number", v["wall_s"])
+    for i, x in enumerate(m.get("load", [])):
+        if not isinstance(x, dict):
+            raise fail(f"load[{i}]", "an object", x)
+    c = m.get("calibration") or {}
+    for k in ("here_ms", "committed_ms", "scale"):
+        if not _is(c.get(k), num_or_none):
+            raise fail(f"calibration.{k}", "a number or null", c[k])
+    if not isinstance(c.get("prompt_ids", []), list):
+        raise fail("calibration.prompt_ids", "a list", c["prompt_ids"])
 
 
 def resumable(folder: Path, selection: Selection, campaign: str) -> bool:
