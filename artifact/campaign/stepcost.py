@@ -63,7 +63,7 @@ from artifact.spec import Campaign, RunSpec, load_campaign
 
 SCHEMA = 1
 STEPS = "steps.jsonl"
-DEFAULT_ROOT = paths.EXPERIMENTS / "runs-cost"
+DEFAULT_ROOT = paths.COST_RUNS
 MARKER = f"{records.MARKER_PREFIX} stepcost"
 # What makes two measurements comparable; a resume under any other value is refused.
 PROTOCOL_KEYS = ("model", "model_sha256", "binary_sha256", "server_argv", "prefix", "max_n",
