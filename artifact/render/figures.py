@@ -68,6 +68,10 @@ STYLE: dict[str, Any] = {
     "svg.hashsalt": "specdec-artifact",
     "savefig.dpi": DPI,
     "figure.dpi": 100,
+    # Every text is drawn as written: a `$` in data (a model name, a configuration, a prompt id)
+    # would start mathtext, which fails on, or silently typesets, what follows. A label of ours
+    # that is math says so itself (parse_math=True).
+    "text.parse_math": False,
 }
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 PDF_METADATA: dict[str, str | None] = {"Creator": None, "Producer": None, "CreationDate": None}
@@ -200,8 +204,8 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
             values[d].append(_val(ratios["mean_ratio"] if ratios else None))
             undrafted[d].append(summary.nothing_drafted(r, d))
     drawn = plot_bars(
-        ax, [_safe(summary.label(r)) for r in ids], values, colours=DOMAIN_COLOURS,
-        reference=1.0, hatched=undrafted, labels={g: _safe(g) for g in groups},
+        ax, [summary.label(r) for r in ids], values, colours=DOMAIN_COLOURS,
+        reference=1.0, hatched=undrafted, labels={g: g for g in groups},
         xlabel="Speedup over no draft (mean of matched tok/s ratios)",
     )
     handles, labels = ax.get_legend_handles_labels()
@@ -230,7 +234,7 @@ def plot_positions(
         ax.text(0.97, 0.97, f"{n} request{'s' if n != 1 else ''}", transform=ax.transAxes,
                 ha="right", va="top", fontsize=7.0)
     ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("Draft position $i$")
+    ax.set_xlabel("Draft position $i$", parse_math=True)
     if title:
         ax.set_title(title)
     if curves:
@@ -260,7 +264,7 @@ def position_curves(
         if not pos:
             continue
         out.append(Curve(
-            label=_safe(summary.label(r)),
+            label=summary.label(r),
             position=tuple(int(p["position"]) for p in pos),
             mean=tuple(float(p["mean"]) for p in pos),
             ci_low=tuple(float(p["ci_low"]) for p in pos),
@@ -312,7 +316,7 @@ def plot_breakeven(
         ax.axhline(ref, color="#000000", linestyle="--", linewidth=0.7,
                    label="no-draft baseline")
     ax.set_xlim(0.0, 1.0)
-    ax.set_xlabel(r"Acceptance rate $\alpha$")
+    ax.set_xlabel(r"Acceptance rate $\alpha$", parse_math=True)
     if title:
         ax.set_title(title)
     if not lines:
@@ -334,7 +338,7 @@ def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine]
             continue
         base = fit.get("baseline_tok_per_s", be["baseline_tok_per_s"])
         lines.append(FitLine(
-            label=_safe(summary.label(r)), a=float(fit["a"]), beta=float(fit["beta"]),
+            label=summary.label(r), a=float(fit["a"]), beta=float(fit["beta"]),
             alpha_be=_val(fit["alpha_be"]), ci_low=_val(fit["alpha_be_ci_low"]),
             ci_high=_val(fit["alpha_be_ci_high"]), baseline=_val(base),
             colour=OKABE_ITO[i % len(OKABE_ITO)],
@@ -344,16 +348,6 @@ def breakeven_lines(summary: Summary, domain: str | None) -> tuple[list[FitLine]
 
 
 # --- whole figures -------------------------------------------------------------------------
-
-
-def _safe(text: str) -> str:
-    """Text from the data (model names, run labels, domains) shown literally: a ``$`` would
-    start matplotlib's mathtext, which fails on, or silently typesets, what follows.
-
-    >>> print(_safe("my $model$ v2"))
-    my \\$model\\$ v2
-    """
-    return text.replace("$", r"\$")
 
 
 def _figure(height_in: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Figure, Any]:
@@ -370,7 +364,7 @@ def fig_speedup(summary: Summary) -> Figure:
 
 
 def _panels(summary: Summary) -> list[tuple[str | None, str]]:
-    return [(None, "all domains"), *((d, _safe(d)) for d in summary.domains)]
+    return [(None, "all domains"), *((d, d) for d in summary.domains)]
 
 
 def fig_positions(summary: Summary) -> Figure:
@@ -390,7 +384,7 @@ def fig_positions(summary: Summary) -> Figure:
             plot_positions(ax, curves, title=title if ri == 0 else "", colours=[colour])
             if ri < len(rows) - 1:
                 ax.set_xlabel("")
-        label = "" if r is None else _safe(summary.label(r))
+        label = "" if r is None else summary.label(r)
         axes[ri][0].set_ylabel(f"{label}\nacceptance" if label else "Acceptance")
     return fig
 
@@ -416,7 +410,7 @@ def fig_breakeven(summary: Summary) -> Figure:
 def plot_hardware(ax_tok: Axes, ax_ttft: Axes, summary: Summary) -> tuple[Bars, Bars]:
     """Decoding throughput and TTFT per final configuration (bar: mean; marks: median, p95)."""
     ids = summary.final_ids
-    cats = [_safe(summary.label(r)) for r in ids]
+    cats = [summary.label(r) for r in ids]
     st = [summary.raw["final"][r]["overall"] for r in ids]
     tok = plot_bars(
         ax_tok, cats, {"mean": [_val(s["tok_per_s"]["mean"]) for s in st]},

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.axes import Axes
+from matplotlib.text import Text
 
 from artifact.render import figures, model
 
@@ -148,3 +150,40 @@ def test_accsplit_intervals_cut_at_0_and_k_are_marked_with_an_arrow() -> None:
     assert sorted(arrows(rows)) == ["<", ">"]
     row["accepted_per_round"] = {**row["accepted_per_round"], "low": 0.5, "high": 2.0}
     assert arrows(rows) == []
+
+
+MATH = "my $\\frac{model$ {v2}_x^2"  # unbalanced mathtext: matplotlib raised on it at save
+
+
+def test_configuration_and_prompt_strings_are_drawn_as_written(tmp_path: Path) -> None:
+    """The acceptance-split figure puts configurations and prompt ids from the data on its axes
+    and legend; one style setting (text.parse_math off) draws every such text literally."""
+    import json
+
+    from artifact import files
+
+    from .accsplit_fixture import build_accsplit
+
+    text = files.dumps_json(build_accsplit())
+    config, prompt = "$k$ " + MATH, "chat/$" + MATH
+    text = text.replace("draft Q2_K k=4", json.dumps(config)[1:-1])
+    text = text.replace("chat/sharegpt-2Hj9Wtq_0", json.dumps(prompt)[1:-1])
+    data = tmp_path / "accsplit.json"
+    data.write_text(text, encoding="utf-8")
+    figures.write(data, "accsplit", tmp_path / "out", dpi=40)  # raised ValueError before
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig = figures.fig_accsplit(json.loads(text))
+        fig.canvas.draw()  # tick labels are made at draw time
+        drawn = [t for t in fig.findobj(Text) if t.get_text()]
+        plt.close(fig)
+    shown = [t.get_text() for t in drawn]
+    assert any(config in s for s in shown) and any(prompt in s for s in shown)
+    assert all(not t.get_parse_math() for t in drawn if MATH in t.get_text())
+
+
+def test_our_own_math_labels_still_typeset(summary: model.Summary) -> None:
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig = figures.FIGURES["positions"](summary)
+        maths = [t for t in fig.findobj(Text) if t.get_parse_math() and t.get_text()]
+        plt.close(fig)
+    assert maths and {t.get_text() for t in maths} == {"Draft position $i$"}
