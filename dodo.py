@@ -18,7 +18,7 @@ from doit import task_params
 from doit.exceptions import TaskFailed
 
 from artifact import paths
-from artifact.analysis.task import task_accsplit, task_analysis, task_workload
+from artifact.analysis.task import task_accsplit, task_analysis, task_costmodel, task_workload
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
+    "task_costmodel",
     "task_figures", "task_kick", "task_manifest", "task_manuscript", "task_prompts",
     "task_readme", "task_reproduce", "task_sessions", "task_tables", "task_toolchain",
     "task_verify", "task_workload",

@@ -121,3 +121,58 @@ def task_accsplit() -> dict[str, Any]:
         "targets": [str(paths.ACCSPLIT)],
         "clean": True,
     }
+
+
+# Mirrors artifact.analysis.costmodel (STEPS, STUDY_FAMILIES), which imports numpy: doit imports
+# this module on every `doit list` (a test checks the two agree).
+COST_STEPS = "steps.jsonl"
+COST_FAMILIES = ("final", "curves", "ksweep")
+
+
+@doit_action
+def _write_costmodel(steps: Path, runs: Path, summary: Path, out: Path) -> None:
+    from artifact.analysis.costmodel import write  # numpy only when it runs
+
+    write(steps, runs, summary, out)
+
+
+def _no_steps() -> None:
+    from artifact.log import stderr
+
+    stderr("costmodel")(f"no step costs under {paths.shown(paths.COST_RUNS)}: measure them with "
+                        "`python -m artifact.campaign.stepcost`; costmodel.json not written")
+
+
+def task_costmodel() -> dict[str, Any]:
+    """Cost model: measured step costs + the CPU study's drafted runs -> costmodel.json."""
+    steps = sorted(p for model in paths.COST_RUNS.glob(f"*/{COST_STEPS}")
+                   for p in (model, model.parent / records.CONFIG))
+    if not steps:
+        return {"actions": [_no_steps], "uptodate": [False], "verbosity": 2}
+    runs = sorted(str(p) for run in _family_runs(COST_FAMILIES) for p in run.iterdir()
+                  if p.name in (records.CONFIG, records.RESULTS, records.METRICS))
+    code = [str(p) for p in imports.closure("artifact.analysis.costmodel")]
+    return {
+        "actions": [(_write_costmodel, [paths.COST_RUNS, paths.RUNS, paths.SUMMARY,
+                                        paths.COSTMODEL])],
+        "file_dep": [str(p) for p in steps] + runs + [str(paths.SUMMARY)] + code,
+        "targets": [str(paths.COSTMODEL)],
+        "clean": True,
+    }
+
+
+def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Path]:
+    """Run directories whose config.json names one of ``families``."""
+    import json
+
+    out = []
+    for config in sorted(root.glob(f"*/{records.CONFIG}")):
+        if config.parent.name.startswith((".", "_")):
+            continue
+        try:
+            family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if family in families:
+            out.append(config.parent)
+    return out
