@@ -172,7 +172,7 @@ def run_entry(run: Run, costs: Mapping[str, ModelCost],
         "target_model": desc.target_model, "draft_model": desc.draft_model,
         "draft_cost": "model" if desc.draft_model else "none (n-gram lookup, no forward pass)",
         "N": None, "D": None, "G": None, "A": None, "acceptance": None, "mean_draft": None,
-        "predicted_speedup": None, "reason": None,
+        "predicted_speedup": None, "reason": None, "extrapolated": None,
         "measured_speedup": None, "measured_ratio_of_means": None,
     }
     if measured is not None:
@@ -193,6 +193,9 @@ def run_entry(run: Run, costs: Mapping[str, ModelCost],
     else:
         entry["predicted_speedup"] = predict(n=c.n, d=c.d, g=c.g, a=c.a, target=target.fit,
                                              draft=draft.fit if draft else None)
+        widest = max((int(p["n"]) for p in target.per_n), default=0)
+        # the mean round verifies more tokens than were measured: its cost is extrapolated
+        entry["extrapolated"] = bool(c.d and c.g / c.d + 1 > widest)
     return entry
 
 
