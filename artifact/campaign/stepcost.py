@@ -55,8 +55,8 @@ from artifact import paths, records
 from artifact.campaign import quiet
 from artifact.campaign.fingerprint import environment
 from artifact.campaign.prompts import ensure_prompt_set
-from artifact.campaign.runner import model_file, server_files
-from artifact.campaign.server import Server, ServerFiles, argv_template
+from artifact.campaign.runner import server_files
+from artifact.campaign.server import Server, argv_template
 from artifact.errors import ServerError, SpecError, cli
 from artifact.log import Log, stderr
 from artifact.spec import Campaign, RunSpec, load_campaign
@@ -234,8 +234,7 @@ def measure(campaign: Campaign, model: str, out: Path, plan: Plan, *,
     files = server_files(campaign, spec)
     prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
     out.mkdir(parents=True, exist_ok=True)
-    server = Server(ServerFiles(binary=files.binary, model=model_file(campaign, model),
-                                draft_model=None), spec, out / records.SERVER_LOG)
+    server = Server(files, spec, out / records.SERVER_LOG)  # no draft model: drafter "none"
     todo = [pair for pair in order(plan) if pair not in done_pairs(out)]
     starts = max((r["server_start"] for r in records.read_jsonl(out / STEPS).rows
                   if isinstance(r.get("server_start"), int)), default=0)
