@@ -1,0 +1,140 @@
+"""The cost model: step-cost fit, the predicted speedup on hand-computed numbers, and
+costmodel.json built from run directories and step files written here."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from artifact.analysis import costmodel as cm
+from artifact.analysis import task
+from tests import corpus
+
+
+def test_prediction_matches_a_hand_computed_run() -> None:
+    # c(n) = 6 + 4n ms: c(1) = 10. N = 200 tokens, D = 30 rounds, G = 90 drafted, A = 60 accepted.
+    # undrafted 200 - 60 - 30 = 110 steps at 10 = 1100; rounds 30*6 + 4*(90 + 30) = 660;
+    # T0 = 2000. n-gram: T = 1760 -> 1.13636...; a draft costing 5 ms per step: + 450 -> 2210.
+    t = cm.StepFit(a_ms=6.0, b_ms=4.0, r2=1.0, n_points=5)
+    d = cm.StepFit(a_ms=3.0, b_ms=2.0, r2=1.0, n_points=5)
+    assert cm.predict(n=200, d=30, g=90, a=60, target=t, draft=None) == pytest.approx(2000 / 1760)
+    assert cm.predict(n=200, d=30, g=90, a=60, target=t, draft=d) == pytest.approx(2000 / 2210)
+
+
+def test_a_draft_as_costly_as_its_target_loses_even_at_full_acceptance() -> None:
+    # every drafted token accepted, k = 3: each round makes 4 tokens for 3 draft steps plus one
+    # 4-token verification; with a = 9.8, b = 7.9 (this machine's order) that costs more than 4
+    # undrafted steps
+    t = cm.StepFit(a_ms=9.8, b_ms=7.9, r2=1.0, n_points=17)
+    s = cm.predict(n=400, d=100, g=300, a=300, target=t, draft=t)
+    assert s < 1.0
+    # the same rounds with a free drafter win, because a is large against b
+    assert cm.predict(n=400, d=100, g=300, a=300, target=t, draft=None) > 1.0
+    # and nothing drafted predicts exactly 1
+    assert cm.predict(n=400, d=0, g=0, a=0, target=t, draft=t) == pytest.approx(1.0)
+
+
+def test_fit_recovers_a_known_line_through_noisy_medians() -> None:
+    rng = random.Random(3)
+    rows = []
+    for n in range(1, 18):
+        for rep in range(15):  # symmetric noise around the line, and a few wild outliers
+            noise = rng.choice((-0.3, 0.3)) if rep < 14 else 40.0
+            rows.append({"n": n, "rep": rep, "prompt_ms": 9.5 + 7.75 * n + noise,
+                         "problem": None})
+    rows.append({"n": 1, "rep": 99, "prompt_ms": 1e4, "problem": "prompt_n 201 != n 1"})
+    mc = cm.model_cost("m", rows)
+    assert [p["n"] for p in mc.per_n] == list(range(1, 18))
+    assert all(p["count"] == 15 for p in mc.per_n)
+    assert mc.fit.a_ms == pytest.approx(9.5, abs=0.35)
+    assert mc.fit.b_ms == pytest.approx(7.75, abs=0.05)
+    assert mc.fit.r2 > 0.999 and mc.fit.n_points == 17
+    assert mc.n_flagged == 1 and mc.n_rows == 15 * 17 + 1
+    assert mc.foreign_cores_mean is None  # no row carries contention: unknown, not 0
+
+
+def test_contention_is_counted_not_invented() -> None:
+    rows = [{"n": 1, "prompt_ms": 10.0, "problem": None, "contended": True,
+             "contention": {"foreign_cores": 0.5}},
+            {"n": 2, "prompt_ms": 12.0, "problem": None, "contended": False,
+             "contention": {"foreign_cores": 0.0}},
+            {"n": 3, "prompt_ms": 14.0, "problem": None,
+             "contention": {"unavailable": "no /proc on this OS"}}]
+    mc = cm.model_cost("m", rows)
+    assert mc.n_contended == 1 and mc.foreign_cores_mean == pytest.approx(0.25)
+
+
+def test_task_mirrors_the_analysis_constants() -> None:
+    assert task.COST_STEPS == cm.STEPS
+    assert task.COST_FAMILIES == cm.STUDY_FAMILIES
+
+
+def _steps(root: Path, model: str, a: float, b: float, max_n: int = 5) -> None:
+    d = root / model
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps({"model": model, "schema": 1}))
+    (d / "steps.jsonl").write_text("".join(
+        json.dumps({"n": n, "rep": 0, "prompt_ms": a + b * n, "problem": None}) + "\n"
+        for n in range(1, max_n + 1)))
+
+
+def _run(root: Path, run_id: str, drafter: str, *, n_tokens: int, counters: dict[str, float],
+         family: str = "final", k: int | None = None) -> None:
+    sp = corpus.spec(run_id, family=family, drafter=drafter, k=k)
+    metrics = {"complete": True, "metrics_delta": {f"spec_decode_num_{k_}_total": v
+                                                   for k_, v in counters.items()}}
+    recs = [corpus.record(f"code/p{i}", "code", 50.0, predicted_n=n_tokens // 2)
+            for i in range(2)]
+    corpus.write_run(root, sp, records=recs, metrics=metrics, log=[])
+
+
+def test_costmodel_json_from_runs_and_steps(tmp_path: Path) -> None:
+    steps, runs = tmp_path / "runs-cost", tmp_path / "runs"
+    _steps(steps, "smollm2-135m-q4_1", 6.0, 4.0)  # the corpus's target and draft model key
+    _run(runs, "final-none", "none", n_tokens=200, counters={})
+    _run(runs, "final-ngram-mod", "ngram-mod", n_tokens=200,
+         counters={"drafts": 30, "draft_tokens": 90, "accepted_tokens": 60})
+    _run(runs, "final-draft-simple", "draft-simple", n_tokens=200,
+         counters={"drafts": 30, "draft_tokens": 90, "accepted_tokens": 60})
+    _run(runs, "ksweep-ngram-mod-k8", "ngram-mod", n_tokens=200, family="ksweep", k=8,
+         counters={"drafts": 10, "draft_tokens": 80, "accepted_tokens": 20})
+    _run(runs, "final-ngram-simple", "ngram-simple", n_tokens=200, counters={})
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"speedup": {"final-ngram-mod": {"overall": {
+        "mean_ratio": 1.05, "ratio_of_means": 1.04, "median_ratio": 1.0, "n_matched": 2}}}}))
+    out = tmp_path / "costmodel.json"
+    data = cm.write(steps, runs, summary, out)
+    assert json.loads(out.read_text()) == data
+    assert out.read_text() == cm.files.dumps_json(data)  # canonical bytes: sorted, rounded
+    assert data["schema"] == cm.SCHEMA_VERSION
+    m = data["models"]["smollm2-135m-q4_1"]
+    assert (m["a_ms"], m["b_ms"], m["c1_ms"], m["r2"]) == (6.0, 4.0, 10.0, 1.0)
+    r = data["runs"]
+    assert set(r) == {"final-ngram-mod", "final-draft-simple", "ksweep-ngram-mod-k8",
+                      "final-ngram-simple"}  # the no-draft run is a baseline, not a row
+    mod = r["final-ngram-mod"]
+    assert (mod["N"], mod["D"], mod["G"], mod["A"]) == (200, 30.0, 90.0, 60.0)
+    assert mod["predicted_speedup"] == pytest.approx(2000 / 1760, rel=1e-5)
+    assert (mod["measured_speedup"], mod["measured_ratio_of_means"]) == (1.05, 1.04)
+    assert mod["acceptance"] == pytest.approx(2 / 3, rel=1e-5) and mod["mean_draft"] == 3.0
+    assert mod["extrapolated"] is False  # rounds of 4 tokens, measured up to 5
+    # the draft model is the target's own key in the corpus: one c(1) = 10 ms per drafted token
+    assert r["final-draft-simple"]["predicted_speedup"] == pytest.approx(2000 / 2660, rel=1e-5)
+    assert r["final-draft-simple"]["measured_speedup"] is None
+    assert r["ksweep-ngram-mod-k8"]["extrapolated"] is True  # rounds of 9 tokens
+    assert r["ksweep-ngram-mod-k8"]["k"] == 8
+    assert r["final-ngram-simple"]["predicted_speedup"] is None
+    assert "no speculative-decoding counters" in r["final-ngram-simple"]["reason"]
+
+
+def test_a_model_without_step_costs_is_a_reason_not_a_number(tmp_path: Path) -> None:
+    steps, runs = tmp_path / "runs-cost", tmp_path / "runs"
+    _steps(steps, "other-model", 6.0, 4.0)
+    _run(runs, "final-ngram-mod", "ngram-mod", n_tokens=200,
+         counters={"drafts": 30, "draft_tokens": 90, "accepted_tokens": 60})
+    data = cm.write(steps, runs, tmp_path / "no-summary.json", tmp_path / "c.json")
+    e = data["runs"]["final-ngram-mod"]
+    assert e["predicted_speedup"] is None and "smollm2-135m-q4_1" in e["reason"]
