@@ -34,10 +34,11 @@ below :data:`DEFAULT_THRESHOLD_CORES` for :data:`DEFAULT_HOLD_S` seconds, naming
 foreign processes while it waits; it raises :class:`MachineBusy` on timeout unless told to
 proceed (``--allow-contention``), in which case the run is marked.
 
-The default threshold (0.1 core) comes from ``benchmarks/bench_contention.py``: an idle machine
-measures a few hundredths of a core (daemons, the measure's own tick noise), a process at a 20 %
-duty cycle measures 0.2, one busy loop 1.0 — and the contention this gate exists for was
-another campaign using about one core.
+The default threshold (0.1 core) sits between the floor of an idle machine (daemons, the
+measure's own tick noise) and a process at a 20 % duty cycle (0.12-0.2 core measured, as its own
+CPU time says); one busy loop measures about 1.0, and the contention this gate exists for was
+another campaign using about one core. ``benchmarks/bench_contention.py`` measures all three on
+the machine at hand (provisional: its full mode has yet to run on an idle machine).
 
 >>> a = Snapshot(t_ns=0, total_busy_ticks=1000, steal_ticks=10, own_ticks=400)
 >>> b = Snapshot(t_ns=2_000_000_000, total_busy_ticks=1300, steal_ticks=30, own_ticks=600,
@@ -81,7 +82,7 @@ __all__ = [
     "wait_quiet",
 ]
 
-DEFAULT_THRESHOLD_CORES = 0.1  # idle floor ~0.02-0.04, a 20 % duty load 0.2 (bench_contention)
+DEFAULT_THRESHOLD_CORES = 0.1  # above the idle floor, below a 20 % duty load (bench_contention)
 DEFAULT_HOLD_S = 10.0  # quiet for this long, a sliding window, before a run measures
 DEFAULT_GATE_TIMEOUT_S = 600.0  # then stop (MachineBusy) or, allowed, proceed and mark the run
 NO_PROC = "no /proc on this OS"
