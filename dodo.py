@@ -186,6 +186,13 @@ def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
     from artifact.spec import load_campaign
 
     file = camp.file
+    try:
+        from artifact.campaign.interleave import local_only
+
+        local_only(camp.runs, paths.shown(file))
+    except ArtifactError as err:
+        yield _invalid(err)
+        return
     if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
         runs_root = Path(camp.executor.slurm.runs_dir)
 

@@ -417,30 +417,33 @@ if __name__ == "__main__":  # `python -m artifact.claims`: the command line at t
 
 def contended(outcomes: Sequence[Outcome], summary: Mapping[str, Any]) -> list[str]:
     """One line per timing claim (scope ``hardware-bound``) that rests on a contended run: one
-    whose requests' foreign CPU had a 95th percentile above its threshold, or whose quiet gate
-    did not pass (``summary.json: runs.<run>.contention``). Runs measured before contention was
-    recorded say nothing either way and are not counted here.
+    where most requests were contended (median foreign CPU above its threshold), or whose quiet
+    gate did not pass (``summary.json: runs.<run>.contention``). The contended requests of any
+    run are already left out of its timing statistics; a run that is mostly contended has few
+    left. Runs measured before contention was recorded say nothing either way and are not
+    counted here.
 
     >>> c = Claim(id="x", quantity="vars:a", expected=1.0, runs=("r",))
     >>> o = Outcome(claim=c, reproduced=1.0, difference=0.0, status="ok")
-    >>> contended([o], {"runs": {"r": {"contention": {"foreign_cores_p95": 0.4,
+    >>> contended([o], {"runs": {"r": {"contention": {"foreign_cores_median": 0.4,
     ...     "threshold_cores": 0.1, "gate_passed": True}}}})
-    ['x: a timing claim on contended run r (foreign CPU p95 0.4 cores, threshold 0.1)']
+    ['x: a timing claim on contended run r (foreign CPU median 0.4 cores, threshold 0.1)']
     """
     runs = summary.get("runs")
     out = []
     for o in outcomes:
         if o.claim.scope != "hardware-bound" or not isinstance(runs, Mapping):
             continue
-        for rid in o.claim.runs:
+        for rid in sorted({r for pat in o.claim.runs for r in runs
+                           if fnmatch.fnmatchcase(str(r), pat)}):
             entry = runs.get(rid)
             c = entry.get("contention") if isinstance(entry, Mapping) else None
             if not isinstance(c, Mapping):
                 continue
-            p95, th = c.get("foreign_cores_p95"), c.get("threshold_cores")
-            if isinstance(p95, int | float) and isinstance(th, int | float) and p95 > th:
+            med, th = c.get("foreign_cores_median"), c.get("threshold_cores")
+            if isinstance(med, int | float) and isinstance(th, int | float) and med > th:
                 out.append(f"{o.claim.id}: a timing claim on contended run {rid} (foreign CPU "
-                           f"p95 {p95:g} cores, threshold {th:g})")
+                           f"median {med:g} cores, threshold {th:g})")
             elif c.get("gate_passed") is False:
                 out.append(f"{o.claim.id}: a timing claim on run {rid}, measured after its "
                            "quiet gate failed (--allow-contention)")

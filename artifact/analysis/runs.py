@@ -243,8 +243,9 @@ def _remeasured(recs: list[Result]) -> list[bool]:
     ...         event_ms=[], timings=records.Timings(prompt_n=1, prompt_ms=1.0,
     ...         predicted_n=2, predicted_ms=1.0, predicted_per_second=2.0, cache_n=0),
     ...         stop_type="limit", alpha=None, contended=contended)
-    >>> _remeasured([r("a", True), r("a", False), r("b", True), r("c", None), r("c", None)])
-    [True, False, False, False, False]
+    >>> _remeasured([r("a", True), r("a", False), r("b", True), r("b", True), r("c", None),
+    ...              r("c", None)])
+    [True, False, False, True, False, False]
     """
     by_key: dict[tuple[str, int], list[int]] = {}
     for i, rec in enumerate(recs):
@@ -252,8 +253,10 @@ def _remeasured(recs: list[Result]) -> list[bool]:
     out = [False] * len(recs)
     for idx in by_key.values():
         clean = next((i for i in idx if recs[i].contended is not True), None)
-        if clean is None:
-            continue  # every attempt contended: the first is analysed (and marked contended)
+        if clean is None:  # every attempt contended: the first is analysed (marked contended)
+            for i in idx[1:]:
+                out[i] = True
+            continue
         for i in idx:
             if i < clean and recs[i].contended is True:
                 out[i] = True

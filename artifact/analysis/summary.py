@@ -30,6 +30,7 @@ from artifact.contract.summary import Environment, LogPairing, Parameters, RunEn
 # Families analysed by their own study module, not by summary.json (accsplit -> accsplit.json).
 OWN_ANALYSIS = frozenset({"accsplit"})
 ENV_FIELDS = (
+    "os",
     "llama_cpp_version",
     "binary_sha256",
     "model_sha256",
@@ -90,6 +91,7 @@ def _environment(runs: Sequence[Run], warnings: list[str]) -> Environment | None
         s for r in finals if isinstance(s := r.desc.environment.get("start_time"), str)
     )
     return Environment(
+        os=env["os"],
         llama_cpp_version=env["llama_cpp_version"],
         binary_sha256=env["binary_sha256"],
         model_sha256=models,

@@ -22,12 +22,21 @@ def _write(runs: Path, out: Path) -> None:
     from artifact.log import stderr
 
     summary = write_summary(runs, out)  # doit must not store the summary: nothing returned
+    for rid, c in sorted(summary["controls"].items()):  # the noise control, every time
+        o = c["overall"]
+        print(f"noise control: {rid} over {c['baseline_run']}: mean ratio "
+              f"{_fmt(o['mean_ratio'])}, median {_fmt(o['median_ratio'])} "
+              f"({o['n_matched']} prompts; 1 = no drift)")
     warnings = summary["warnings"]
     if warnings:  # once, grouped by class, when the analysis runs (listed again in report.md)
         log = stderr("analysis")
         log(f"{len(warnings)} warning(s):")
         for line in warning_classes.lines(warnings):
             log(f"  {line}")
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 def task_analysis() -> dict[str, Any]:

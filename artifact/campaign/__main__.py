@@ -8,7 +8,7 @@ from pathlib import Path
 
 from artifact import paths
 from artifact.campaign import contention
-from artifact.campaign.interleave import groups, run_group
+from artifact.campaign.interleave import groups, local_only, run_group
 from artifact.campaign.quiet import Conditions
 from artifact.campaign.runner import run, run_is_current, runs_root
 from artifact.campaign.slurm import SlurmCampaign, say_stderr, summary_lines
@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _slurm(camp: Campaign, specs: list[RunSpec], args: argparse.Namespace) -> int:
     """Submit the wanted runs that are not current (one job each), then watch them."""
+    if not args.list:
+        local_only(specs, str(args.campaign))
     runs_root = args.runs_dir
     if runs_root == paths.RUNS and camp.executor.slurm.runs_dir:
         runs_root = Path(camp.executor.slurm.runs_dir)

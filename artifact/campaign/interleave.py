@@ -80,6 +80,16 @@ def groups(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
     return out
 
 
+def local_only(specs: Sequence[RunSpec], where: str) -> None:
+    """Refuse interleaved runs on an executor that measures one run per job (Slurm): a group
+    must be measured together on one host. One line naming the file and a run."""
+    grouped = [s for s in specs if s.interleave is not None]
+    if grouped:
+        raise SpecError(f"{where}: run {grouped[0].run_id} is in interleave group "
+                        f"{grouped[0].interleave!r}, which measures on one host: run it with "
+                        "--executor local (a Slurm job measures one run)")
+
+
 def round_order(label: str, seed: int, repeat: int, prompt_id: str,
                 run_ids: Sequence[str]) -> list[str]:
     """The seeded order in which one prompt goes to the runs of a group.

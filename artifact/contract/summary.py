@@ -189,6 +189,7 @@ class RunEntry(TypedDict):
 class Environment(TypedDict):
     """The final runs' fingerprint: the first run's, checked equal across runs."""
 
+    os: Annotated[str | None, "operating system and kernel release, e.g. \"Linux 6.1.0\""]
     llama_cpp_version: str | None
     binary_sha256: str | None
     model_sha256: Annotated[dict[str, str], "model key to sha256, merged over the runs"]

@@ -97,6 +97,53 @@ def pick_first(xs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return xs[0] if xs else None
 
 
+def _conditions(s: Summary) -> dict[str, Any]:
+    """How the core study was measured (issue 16): interleaved or not, its noise control (each
+    control run over the baseline beside it), and how busy the machine was while it measured."""
+    raw = s.raw
+    runs = raw["runs"]
+    groups = sorted({str(r["interleave"]) for r in runs.values() if r.get("interleave")})
+    controls = []
+    for rid, e in sorted(raw.get("controls", {}).items()):
+        o = e["overall"]
+        controls.append({"run": rid, "baseline_run": e["baseline_run"],
+                         "ctx_size": runs[rid]["ctx_size"], "mean_ratio": o["mean_ratio"],
+                         "median_ratio": o["median_ratio"],
+                         "deviation_pct": None if is_missing(o["mean_ratio"])
+                         else 100.0 * (float(o["mean_ratio"]) - 1.0),
+                         "n": o["n_matched"],
+                         "by_domain": {d: r["mean_ratio"]
+                                       for d, r in sorted(e["by_domain"].items())}})
+    cont = [r["contention"] for r in runs.values() if r.get("contention")]
+    measured = [c for c in cont if c["foreign_cores_median"] is not None]
+
+    def most(key: str) -> float | None:
+        xs = [float(c[key]) for c in measured if c[key] is not None]
+        return max(xs) if xs else None
+
+    medians = sorted(float(c["foreign_cores_median"]) for c in measured)
+    thresholds = sorted({c["threshold_cores"] for c in measured
+                         if c["threshold_cores"] is not None})
+    return {
+        "interleaved": bool(runs) and all(r.get("interleave") for r in runs.values()),
+        "groups": groups,
+        "controls": controls,
+        "control_max_abs_pct": max((abs(c["deviation_pct"]) for c in controls
+                                    if c["deviation_pct"] is not None), default=None),
+        "contention": {
+            "n_runs": len(cont), "n_runs_unrecorded": len(runs) - len(cont),
+            "threshold_cores": thresholds[0] if len(thresholds) == 1 else None,
+            "median_of_run_medians": medians[len(medians) // 2] if medians else None,
+            "max_run_median": medians[-1] if medians else None,
+            "max_run_p95": most("foreign_cores_p95"), "max": most("foreign_cores_max"),
+            "n_contended": sum(int(c["n_contended"]) for c in cont),
+            "n_requests": sum(int(c["n"]) for c in cont),
+            "gates_passed": all(c["gate_passed"] is not False for c in cont),
+            "max_load1": most("load1_max"), "max_steal": most("steal_cores_max"),
+        } if cont else None,
+    }
+
+
 def compute(s: Summary) -> dict[str, Any]:
     """Every derived number the manuscript prints, from the summary alone."""
     raw = s.raw
@@ -206,6 +253,7 @@ def compute(s: Summary) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "environment": {
+            "os": env.get("os"),
             "cpu_model": env.get("cpu_model"), "cpu_cores": env.get("cpu_cores"),
             "gpu": env.get("gpu") or "none", "has_gpu": env.get("gpu") is not None,
             "llama_cpp_version": env.get("llama_cpp_version"),
@@ -271,6 +319,7 @@ def compute(s: Summary) -> dict[str, Any]:
             "n_requests": max((x["n"] for x in ngram if x["n"] is not None), default=None),
         },
         "noise": noise,
+        "conditions": _conditions(s),
         "by_domain": by_domain,
         "curves": curves,
         "breakeven": breakeven,

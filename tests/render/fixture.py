@@ -230,6 +230,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
             "binary_sha256": "0123456789abcdef" * 4,
             "model_sha256": {"smollm2-135m-q2_k": "0123456789abcdef" * 4,
                              "smollm2-135m-q4_1": "fedcba9876543210" * 4},
+            "os": "Linux 6.1.0-fixture",
             "cpu_model": "Fixture CPU @ 2.0GHz",
             "cpu_cores": 2,
             "gpu": None,
