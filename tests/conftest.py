@@ -12,7 +12,6 @@ from artifact import toolchain
 from artifact.contract.summary import Summary
 from tests import corpus
 
-
 # Tests are not measurements: their real servers measure under a short quiet gate that proceeds
 # (marked) on a busy machine, instead of the campaign's 10 s hold and 10 min timeout.
 os.environ.setdefault("SPECDEC_QUIET_HOLD_S", "1")

@@ -24,7 +24,7 @@ def _write(runs: Path, out: Path) -> None:
     summary = write_summary(runs, out)  # doit must not store the summary: nothing returned
     for rid, c in sorted(summary["controls"].items()):  # the noise control, every time
         o = c["overall"]
-        print(f"noise control: {rid} over {c['baseline_run']}: mean ratio "
+        stderr("analysis")(f"noise control: {rid} over {c['baseline_run']}: mean ratio "
               f"{_fmt(o['mean_ratio'])}, median {_fmt(o['median_ratio'])} "
               f"({o['n_matched']} prompts; 1 = no drift)")
     warnings = summary["warnings"]

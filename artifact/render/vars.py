@@ -103,18 +103,20 @@ def _conditions(s: Summary) -> dict[str, Any]:
     raw = s.raw
     runs = raw["runs"]
     groups = sorted({str(r["interleave"]) for r in runs.values() if r.get("interleave")})
-    controls = []
+    controls: list[dict[str, Any]] = []
     for rid, e in sorted(raw.get("controls", {}).items()):
         o = e["overall"]
         controls.append({"run": rid, "baseline_run": e["baseline_run"],
                          "ctx_size": runs[rid]["ctx_size"], "mean_ratio": o["mean_ratio"],
                          "median_ratio": o["median_ratio"],
-                         "deviation_pct": None if is_missing(o["mean_ratio"])
+                         "deviation_pct": None if o["mean_ratio"] is None
+                         or is_missing(o["mean_ratio"])
                          else 100.0 * (float(o["mean_ratio"]) - 1.0),
                          "n": o["n_matched"],
                          "by_domain": {d: r["mean_ratio"]
                                        for d, r in sorted(e["by_domain"].items())}})
-    cont = [r["contention"] for r in runs.values() if r.get("contention")]
+    cont: list[dict[str, Any]] = [dict(c) for r in runs.values()
+                                  if (c := r.get("contention")) is not None]
     measured = [c for c in cont if c["foreign_cores_median"] is not None]
 
     def most(key: str) -> float | None:
@@ -128,7 +130,7 @@ def _conditions(s: Summary) -> dict[str, Any]:
         "interleaved": bool(runs) and all(r.get("interleave") for r in runs.values()),
         "groups": groups,
         "controls": controls,
-        "control_max_abs_pct": max((abs(c["deviation_pct"]) for c in controls
+        "control_max_abs_pct": max((abs(float(c["deviation_pct"])) for c in controls
                                     if c["deviation_pct"] is not None), default=None),
         "contention": {
             "n_runs": len(cont), "n_runs_unrecorded": len(runs) - len(cont),

@@ -178,6 +178,14 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
             "all": curve(1.0), "by_domain": {d: curve(f) for d, f in DOMAIN_FACTOR.items()},
         }
 
+    # the noise controls: a second no-draft run beside each baseline
+    controls = {}
+    for cid, base, ratio in (("control-none", "final-none", 0.99),
+                             ("control-none-ctx4096", "baseline-none", 1.01)):
+        runs[cid] = _run(cid, family="control", drafter="none", label="no draft")
+        r = {"n_matched": 30, "mean_ratio": ratio, "median_ratio": ratio,
+             "ratio_of_means": ratio}
+        controls[cid] = {"baseline_run": base, "overall": r, "by_domain": {"code": r}}
     runs["baseline-none"] = _run("baseline-none", family="baseline", drafter="none",
                                  label="baseline no draft")
     breakeven: dict[str, BreakevenEntry] = {}
@@ -244,7 +252,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
         "speedup": speedup,
         "positions": positions,
         "breakeven": breakeven,
-        "controls": {},
+        "controls": controls,
         "parameters": {"bootstrap_resamples": 2000, "bootstrap_seed": 20261129,
                        "confidence": 0.95, "spurious_tok_per_s": 100000.0},
         "warnings": ["final-ngram-cache: 1 record excluded (one generated token)"],

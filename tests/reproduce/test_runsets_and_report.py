@@ -87,7 +87,7 @@ def test_compare_writes_the_report_and_leaves_both_sets_untouched(
     assert doc["strict_failures"] == [] and not doc["same_hardware"]
     assert [r["same_outputs"] for r in doc["runs"]] == [[3, 3]] * 3
     md = (tmp_path / comparison.MD).read_text()
-    assert "| baseline-tok-s | hardware-bound | 45.6 |" in md  # the paper's value beside A, B
+    assert "| baseline-tok-s | hardware-bound | 52.2 |" in md  # the paper's value beside A, B
     assert "AMD EPYC 7B13, 2 cores, no GPU" in md and "3 of 3" in md
     assert (tmp_path / comparison.HTML).read_text().count("data:image/png;base64") == 1
     assert any(line.startswith("2 reproduced") for line in lines)
