@@ -104,19 +104,7 @@ def _write_accsplit(runs: Path, out: Path) -> None:
 
 def accsplit_runs(root: Path = paths.RUNS) -> list[Path]:
     """Run directories of the acceptance-split study (family ``accsplit`` in config.json)."""
-    import json  # the standard library's; doit imports this module on every `doit list`
-
-    out = []
-    for config in sorted(root.glob(f"*/{records.CONFIG}")):
-        if config.parent.name.startswith((".", "_")):
-            continue
-        try:
-            family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if family == "accsplit":
-            out.append(config.parent)
-    return out
+    return _family_runs(("accsplit",), root)
 
 
 def task_accsplit() -> dict[str, Any]:
@@ -172,7 +160,7 @@ def task_costmodel() -> dict[str, Any]:
 
 def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Path]:
     """Run directories whose config.json names one of ``families``."""
-    import json
+    import json  # the standard library's; doit imports this module on every `doit list`
 
     out = []
     for config in sorted(root.glob(f"*/{records.CONFIG}")):
