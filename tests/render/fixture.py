@@ -19,6 +19,7 @@ from artifact.contract.summary import (
     Fit,
     Pos,
     PositionsEntry,
+    Ratios,
     RunEntry,
     SpeedupEntry,
     Stats,
@@ -179,12 +180,12 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
         }
 
     # the noise controls: a second no-draft run beside each baseline
-    controls = {}
+    controls: dict[str, SpeedupEntry] = {}
     for cid, base, ratio in (("control-none", "final-none", 0.99),
                              ("control-none-ctx4096", "baseline-none", 1.01)):
         runs[cid] = _run(cid, family="control", drafter="none", label="no draft")
-        r = {"n_matched": 30, "mean_ratio": ratio, "median_ratio": ratio,
-             "ratio_of_means": ratio}
+        r: Ratios = {"n_matched": 30, "mean_ratio": ratio, "median_ratio": ratio,
+                     "ratio_of_means": ratio}
         controls[cid] = {"baseline_run": base, "overall": r, "by_domain": {"code": r}}
     runs["baseline-none"] = _run("baseline-none", family="baseline", drafter="none",
                                  label="baseline no draft")
