@@ -334,6 +334,13 @@ class Run:
     log: list[LogEntry] | None  # measured draft-acceptance entries; None when no server.log
     log_has_markers: bool
     problems: list[str]  # one-line warnings met while loading
+    measured_starts: int = 1  # servers that measured (log markers or records' server_start)
+
+    @property
+    def restarted_stateful(self) -> bool:
+        """A drafter that keeps state across requests whose server started more than once
+        while the run measured: requests after a restart drafted from an emptied pool."""
+        return self.measured_starts > 1 and self.desc.drafter in STATEFUL_DRAFTERS
 
     @property
     def n_excluded(self) -> int:
@@ -428,6 +435,7 @@ def load_run(path: Path, *, keep_events: bool = False) -> Run:
         log=log,
         log_has_markers=has_markers,
         problems=problems,
+        measured_starts=restarted,
     )
 
 
