@@ -5,53 +5,139 @@ module its action imports, transitively (:func:`closure`), so editing any of the
 out of date and nothing has to be listed by hand. The layering test reads the same graph.
 Imports under ``if __name__ == "__main__":`` are left out: a script's entry point runs at the
 edge and is nobody's dependency.
+
+Every ``doit`` builds this graph, so parsing every module each time would cost most of a no-op
+build. What a module's source says it imports is kept in a cache file (:data:`CACHE`, ignored by
+git), keyed by a hash of the module's bytes: a module is parsed again only when its bytes change,
+and what is kept is the raw import statements, resolved against the modules present on each use,
+so that adding or removing a module changes what the others resolve to as parsing would. A cache
+that cannot be read or written is a slower run, never a wrong graph.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
+import os
+import tempfile
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
+CACHE = PACKAGE.parent / ".cache" / "imports.json"
+_FORMAT = 1
+
+# One import statement as the source says it: ``import a.b`` is ("a.b", None); ``from a import
+# b, c`` is ("a", ("b", "c")). Kept only when it names the package (anything else is not ours).
+Raw = tuple[str, tuple[str, ...] | None]
+
+
+def _scan(package: Path) -> dict[str, Path]:
+    out = {}
+    for p in sorted(package.rglob("*.py")):
+        parts = p.relative_to(package.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
 
 
 @functools.cache
 def modules() -> dict[str, Path]:
     """Every module of the package by dotted name (a package by its ``__init__.py``)."""
-    out = {}
-    for p in sorted(PACKAGE.rglob("*.py")):
-        parts = p.relative_to(PACKAGE.parent).with_suffix("").parts
-        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
-    return out
+    return _scan(PACKAGE)
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
     return isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
 
 
+def _raw_imports(source: bytes, top: str) -> list[Raw]:
+    """Every absolute import statement of ``source`` that names package ``top``, in order."""
+    out: list[Raw] = []
+    for stmt in ast.parse(source).body:
+        if _is_main_guard(stmt):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                out.extend((a.name, None) for a in node.names if a.name.split(".")[0] == top)
+            elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                  and node.module.split(".")[0] == top):
+                out.append((node.module, tuple(a.name for a in node.names)))
+    return out
+
+
+def _resolve(module: str, raw: list[Raw], known: dict[str, Path]) -> frozenset[str]:
+    """The modules of ``known`` that ``raw`` imports (``from a import b``: a.b if a module)."""
+    out: set[str] = set()
+    for mod, names in raw:
+        found = [mod] if names is None else [
+            f"{mod}.{n}" if f"{mod}.{n}" in known else mod for n in names]
+        out.update(n for n in found if n in known and n != module)
+    return frozenset(out)
+
+
+def _read_cache(cache: Path) -> dict[str, tuple[str, list[Raw]]]:
+    """The cache's entries (file relative to the package's parent: hash, raw imports); {} if
+    there is none or it is unreadable (it is rebuilt)."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("format") != _FORMAT:
+            return {}
+        return {f: (h, [(m, None if n is None else tuple(n)) for m, n in raw])
+                for f, (h, raw) in data["files"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _write_cache(cache: Path, files: dict[str, tuple[str, list[Raw]]]) -> None:
+    """Replace the cache atomically (concurrent builds each write a whole file); a tree that
+    cannot be written to keeps no cache."""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".imports-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"format": _FORMAT, "files": files}, f, sort_keys=True)
+        os.replace(tmp, cache)
+    except OSError:
+        return
+
+
+def graph(package: Path = PACKAGE, cache: Path | None = CACHE) -> dict[str, frozenset[str]]:
+    """Each module of ``package`` and the modules of it that it imports (see :func:`imports`).
+
+    With ``cache``, a module whose bytes hash as the cache says is not parsed again, and the
+    cache is rewritten when anything changed; ``cache=None`` parses every module.
+    """
+    known = _scan(package)
+    top = package.name
+    old = _read_cache(cache) if cache is not None else {}
+    new: dict[str, tuple[str, list[Raw]]] = {}
+    out = {}
+    for module, path in known.items():
+        source = path.read_bytes()
+        digest = hashlib.blake2b(source, digest_size=16).hexdigest()
+        rel = path.relative_to(package.parent).as_posix()
+        hit = old.get(rel)
+        raw = hit[1] if hit is not None and hit[0] == digest else _raw_imports(source, top)
+        new[rel] = (digest, raw)
+        out[module] = _resolve(module, raw, known)
+    if cache is not None and new != old:
+        _write_cache(cache, new)
+    return out
+
+
 @functools.cache
+def _graph() -> dict[str, frozenset[str]]:
+    return graph()
+
+
 def imports(module: str) -> frozenset[str]:
     """The modules of ours that ``module`` imports anywhere in its body.
 
     >>> "artifact.files" in imports("artifact.claims")
     True
     """
-    known = modules()
-    tree = ast.parse(known[module].read_text(encoding="utf-8"))
-    out: set[str] = set()
-    for stmt in tree.body:
-        if _is_main_guard(stmt):
-            continue
-        for node in ast.walk(stmt):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [f"{node.module}.{a.name}" for a in node.names]
-                names = [n if n in known else node.module for n in names]
-            out.update(n for n in names if n in known and n != module)
-    return frozenset(out)
+    return _graph()[module]
 
 
 def _with_parents(module: str) -> list[str]:
