@@ -58,10 +58,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from artifact import files
 from artifact.errors import RecordError as RecordError
@@ -320,6 +320,13 @@ _RESULT_KINDS = {"prompt_id": _STR, "domain": _STR, "prompt_sha256": _STR, "repe
                  "attempt": _INT, "server_start": _INT, "sent_unix_s": _NUM, "queue_ms": _NUM,
                  "ttft_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
 _OPTIONAL_RESULT = frozenset({"ttft_ms", "alpha"})
+_TURN_KINDS = {"session_id": _STR, "side": _STR, "condition": _STR, "turn": _INT, "order": _INT,
+               "slot": _INT, "attempt": _INT, "server_start": _INT, "sent_unix_s": _NUM,
+               "queue_ms": _NUM, "prompt_chars": _INT, "prompt_tokens": _INT,
+               "cached_tokens": _INT, "output_tokens": _INT, "n_predict": _INT, "ttft_ms": _NUM,
+               "tpot_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
+_OPTIONAL_TURN = frozenset({"ttft_ms", "tpot_ms", "alpha"})
+SIDES = ("real", "synthetic")
 
 
 def _typed(v: Any, kind: str) -> bool:
@@ -332,28 +339,62 @@ def _typed(v: Any, kind: str) -> bool:
     return isinstance(v, str)
 
 
+def _check_kinds(row: dict[str, Any], kinds: dict[str, str], optional: frozenset[str],
+                 prefix: str = "") -> None:
+    """Each field of ``kinds`` present with its JSON type (``optional`` ones may be null);
+    a missing field is a KeyError, a mistyped one a TypeError naming it."""
+    for k, kind in kinds.items():
+        v = row.get(k) if k in optional else row[k]
+        if not (v is None and k in optional) and not _typed(v, kind):
+            raise TypeError(f"{prefix}{k}: expected a {kind}, got {v!r}")
+
+
+def _timings(row: dict[str, Any]) -> Timings:
+    t = row["timings"]
+    if not isinstance(t, dict):
+        raise TypeError(f"timings: expected an object, got {t!r}")
+    _check_kinds(t, _TIMING_KINDS, _OPTIONAL_TIMINGS, "timings.")
+    tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
+    return Timings(**tv)
+
+
+def _check_events(row: dict[str, Any]) -> None:
+    """``event_ms`` a list of numbers; ``event_text`` (when present) strings, one per event."""
+    events = row["event_ms"]
+    if not isinstance(events, list) or not all(_typed(x, _NUM) for x in events):
+        raise TypeError("event_ms: expected a list of numbers")
+    text = row.get("event_text")
+    if text is not None and (not isinstance(text, list) or len(text) != len(events)
+                             or not all(isinstance(x, str) for x in text)):
+        raise TypeError("event_text: expected a string per event")
+
+
+def _check_counters(d: Any) -> None:
+    """``metrics_delta``: null, or an object of counter name -> number (its values are judged
+    by the analysis: a non-finite or negative delta is an impossible record, not unreadable)."""
+    if d is None:
+        return
+    if not isinstance(d, dict) or not all(_typed(v, _NUM) for v in d.values()):
+        raise TypeError(f"metrics_delta: expected an object of numbers, got {d!r}")
+
+
 def result_from_row(row: dict[str, Any]) -> Result:
     """Typed :class:`Result` from a decoded row (raises KeyError/TypeError when malformed:
     a missing field, or a field of the wrong JSON type; such a line counts as unreadable)."""
-    t = row["timings"]
-    if not isinstance(t, dict):
-        raise TypeError("timings: expected an object")
-    for k, kind in _TIMING_KINDS.items():
-        v = t.get(k)
-        if not (v is None and k in _OPTIONAL_TIMINGS) and not _typed(v, kind):
-            raise TypeError(f"timings.{k}: expected a {kind}, got {v!r}")
-    for k, kind in _RESULT_KINDS.items():
-        v = row[k]
-        if not (v is None and k in _OPTIONAL_RESULT) and not _typed(v, kind):
-            raise TypeError(f"{k}: expected a {kind}, got {v!r}")
-    events = row["event_ms"]
-    if not isinstance(events, list):
-        raise TypeError("event_ms: expected a list")
+    timings = _timings(row)
+    _check_kinds(row, _RESULT_KINDS, _OPTIONAL_RESULT)
+    _check_events(row)
+    _check_counters(row.get("metrics_delta"))
     _check_contention(row.get("contention"), row.get("contended"))
-    tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
+    for k in ("seed", "round_pos"):
+        if row.get(k) is not None and not _typed(row[k], _INT):
+            raise TypeError(f"{k}: expected an integer or null, got {row[k]!r}")
+    for k in ("window", "utc_date"):
+        if row.get(k) is not None and not isinstance(row[k], str):
+            raise TypeError(f"{k}: expected a string or null, got {row[k]!r}")
     fields: dict[str, Any] = {k: row[k] if k not in LATER_RESULT_FIELDS else row.get(k)
                               for k in Result.__dataclass_fields__ if k != "timings"}
-    return Result(timings=Timings(**tv), **fields)
+    return Result(timings=timings, **fields)
 
 
 LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta",
@@ -394,24 +435,66 @@ def _check_contention(c: Any, contended: Any) -> None:
         raise TypeError("contention.foreign_cores: missing")
 
 
+def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
+    """Why a record's event arrival times cannot be measurements, or None: each finite, not
+    negative, in arrival order, none after the end of the request.
+
+    >>> event_problem([1.0, 2.0, 2.0], 3.0) is None
+    True
+    >>> event_problem([1.0, float("nan")], 3.0)
+    'event_ms[1] nan negative or not finite'
+    >>> event_problem([2.0, 1.0], 3.0)
+    'event_ms[1] 1.0 before event_ms[0] 2.0'
+    """
+    prev = 0.0
+    for i, v in enumerate(event_ms):
+        if not math.isfinite(v) or v < 0:
+            return f"event_ms[{i}] {v!r} negative or not finite"
+        if v < prev:
+            return f"event_ms[{i}] {v!r} before event_ms[{i - 1}] {prev!r}"
+        prev = v
+    if event_ms and e2e_ms is not None and math.isfinite(e2e_ms) and prev > e2e_ms:
+        return f"event_ms[{len(event_ms) - 1}] {prev!r} after the end of the request " \
+               f"(e2e_ms {e2e_ms!r})"
+    return None
+
+
+def _drop_events(row: dict[str, Any]) -> None:
+    """Drop a row's per-event times and texts (one per token) once their types are checked,
+    unless their values break :func:`event_problem`: then they stay, for the analysis to
+    exclude the record as impossible (the same rule whether events are kept or not)."""
+    _check_events(row)
+    e2e = row.get("e2e_ms")
+    if event_problem(row["event_ms"], e2e if _typed(e2e, _NUM) else None) is None:
+        row["event_ms"] = []
+        if "event_text" in row:
+            row["event_text"] = None
+
+
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
     """Results of a run and the number of lines that could not be read as a :class:`Result`.
 
     ``keep_events=False`` drops the per-event arrival times and texts (one per token) line by
-    line,
-    which keeps memory, and so time, linear in the number of records for the analysis.
+    line, which keeps memory, and so time, linear in the number of records for the analysis.
     """
-    out: list[Result] = []
+    return _read_typed(run / RESULTS, result_from_row, keep_events)
+
+
+_T = TypeVar("_T")
+
+
+def _read_typed(path: Path, typed: Callable[[dict[str, Any]], _T], keep_events: bool
+                ) -> tuple[list[_T], int]:
+    out: list[_T] = []
     bad = 0
-    for row in iter_jsonl(run / RESULTS):
+    for row in iter_jsonl(path):
         if row is None:
             bad += 1
             continue
-        if not keep_events and isinstance(row.get("event_ms"), list):
-            row["event_ms"] = []  # its type checked, its values not kept
-            row["event_text"] = None
         try:
-            out.append(result_from_row(row))
+            if not keep_events:
+                _drop_events(row)
+            out.append(typed(row))
         except (KeyError, TypeError):
             bad += 1
     return out, bad
@@ -432,28 +515,98 @@ def run_dir(root: Path, run_id: str) -> Path:
                           "starting with a letter or digit")
     return files.inside(root, run_id, error=RecordError, what="run id")
 def turn_from_row(row: dict[str, Any]) -> TurnResult:
-    """Typed :class:`TurnResult` from a decoded row (raises KeyError/TypeError when malformed)."""
-    t = row["timings"]
-    timings = Timings(**{k: t.get(k) for k in Timings.__dataclass_fields__})
+    """Typed :class:`TurnResult` from a decoded row (raises KeyError/TypeError when malformed,
+    as :func:`result_from_row`: such a line counts as unreadable).
+
+    >>> turn_from_row({"session_id": "s", "timings": None})
+    Traceback (most recent call last):
+    ...
+    TypeError: timings: expected an object, got None
+    """
+    timings = _timings(row)
+    _check_kinds(row, _TURN_KINDS, _OPTIONAL_TURN)
+    if row["side"] not in SIDES:
+        raise TypeError(f"side: expected one of {', '.join(SIDES)}, got {row['side']!r}")
+    _check_events(row)
     fields = {k: row[k] for k in TurnResult.__dataclass_fields__ if k != "timings"}
     return TurnResult(timings=timings, **fields)
 
 
 def read_turns(run: Path, *, keep_events: bool = True) -> tuple[list[TurnResult], int]:
     """Turn records of a workload run and the number of lines that could not be read."""
-    out: list[TurnResult] = []
+    return _read_typed(run / RESULTS, turn_from_row, keep_events)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanTurn:
+    """One planned turn of ``sessions.jsonl``: what its record must say it sent."""
+
+    prompt_tokens: int
+    prompt_chars: int
+    n_predict: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A workload run's plan: turn key (``"<side>:<session>"``, turn) -> planned turn, and the
+    lines of ``sessions.jsonl`` that could not be read as a planned session."""
+
+    turns: dict[tuple[str, int], PlanTurn]
+    n_bad_lines: int
+
+    @property
+    def sessions(self) -> set[str]:
+        return {k for k, _ in self.turns}
+
+
+_PLAN_TURN_KINDS = {"turn": _INT, "prompt_tokens": _INT, "prompt_chars": _INT,
+                    "n_predict": _INT}
+
+
+def read_plan(run: Path) -> Plan | None:
+    """``sessions.jsonl`` of a workload run (None when there is none); a line that is not a
+    planned session (undecodable, a field missing or mistyped, a side not real or synthetic, a
+    turn repeated) is counted, never skipped silently: a damaged plan is not a smaller one.
+
+    >>> import tempfile, pathlib
+    >>> run = pathlib.Path(tempfile.mkdtemp())
+    >>> t = {"turn": 0, "prompt_tokens": 9, "prompt_chars": 30, "n_predict": 4}
+    >>> append_jsonl(run / SESSIONS, {"session_id": "a", "side": "real", "turns": [t]})
+    >>> with (run / SESSIONS).open("ab") as f:
+    ...     _ = f.write(b'{"session_id": "b", \\xff\\n')
+    >>> p = read_plan(run)
+    >>> sorted(p.turns), p.n_bad_lines
+    ([('real:a', 0)], 1)
+    """
+    path = run / SESSIONS
+    if not path.exists():
+        return None
+    turns: dict[tuple[str, int], PlanTurn] = {}
     bad = 0
-    for row in iter_jsonl(run / RESULTS):
-        if row is None:
+    for row in iter_jsonl(path):
+        got = _plan_row(row)
+        if got is None or any(k in turns for k in got):
             bad += 1
             continue
-        if not keep_events and "event_ms" in row:
-            row["event_ms"] = []
-        try:
-            out.append(turn_from_row(row))
-        except (KeyError, TypeError):
-            bad += 1
-    return out, bad
+        turns.update(got)
+    return Plan(turns, bad)
+
+
+def _plan_row(row: dict[str, Any] | None) -> dict[tuple[str, int], PlanTurn] | None:
+    if row is None or not isinstance(row.get("session_id"), str) \
+            or row.get("side") not in SIDES or not isinstance(row.get("turns"), list):
+        return None
+    key = f"{row['side']}:{row['session_id']}"
+    out: dict[tuple[str, int], PlanTurn] = {}
+    for t in row["turns"]:
+        if not isinstance(t, dict) or not all(_typed(t.get(k), kind)
+                                              for k, kind in _PLAN_TURN_KINDS.items()):
+            return None
+        if (key, t["turn"]) in out:
+            return None
+        out[(key, t["turn"])] = PlanTurn(prompt_tokens=t["prompt_tokens"],
+                                         prompt_chars=t["prompt_chars"], n_predict=t["n_predict"])
+    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:

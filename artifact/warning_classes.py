@@ -42,6 +42,11 @@ _LIST = (
                  "a prompt was recorded twice in one run (first copy kept)"),
     WarningClass("impossible-records", r"with impossible values", True,
                  "records whose values cannot be measurements were excluded"),
+    WarningClass("off-plan", r"disagree with the plan", True,
+                 "workload turns that the run's plan (sessions.jsonl) does not hold, or whose "
+                 "token counts disagree with it, were excluded"),
+    WarningClass("one-sided", r"measured on one side only", True,
+                 "workload sessions without both sides were left out of the paired comparison"),
     WarningClass("environment-differs", r"differs between runs", False,
                  "the final runs were not all measured on the same build, model or machine"),
     WarningClass("implausible-rates", r"implausible decode rate", False,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import records
+from artifact.analysis import validate
 from artifact.analysis.logs import LogEntry, parse_server_log
 from artifact.contract.summary import Sampling
 from artifact.errors import AnalysisError as AnalysisError
@@ -198,7 +199,8 @@ IMPLAUSIBLE_FACTOR = 10.0
 
 
 def impossible(r: Result) -> str | None:
-    """Why a record's values cannot be a measurement (it is then excluded and counted), or None.
+    """Why a record's values cannot be a measurement (it is then excluded and counted), or None:
+    the rules of :func:`artifact.analysis.validate.result_problem`, shared by every study.
 
     >>> t = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=9, predicted_ms=90.0,
     ...                     predicted_per_second=88.9, cache_n=0, draft_n=0)
@@ -208,26 +210,7 @@ def impossible(r: Result) -> str | None:
     >>> impossible(r)
     'alpha 0.5 without drafted tokens'
     """
-    t = r.timings
-    for name in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
-                 "draft_n_accepted"):
-        v = getattr(t, name)
-        if v is not None and (not math.isfinite(v) or v < 0):
-            return f"timings.{name} {v!r} negative or not finite"
-    for name in ("queue_ms", "ttft_ms", "e2e_ms"):
-        v = getattr(r, name)
-        if v is not None and (not math.isfinite(v) or v < 0):
-            return f"{name} {v!r} negative or not finite"
-    if r.ttft_ms is not None and r.ttft_ms > r.e2e_ms:
-        return f"ttft_ms {r.ttft_ms!r} after the end of the request (e2e_ms {r.e2e_ms!r})"
-    if r.alpha is not None:
-        if not math.isfinite(r.alpha) or not 0.0 <= r.alpha <= 1.0:
-            return f"alpha {r.alpha!r} outside [0, 1]"
-        if not t.draft_n:
-            return f"alpha {r.alpha!r} without drafted tokens"
-    if t.draft_n is not None and t.draft_n_accepted is not None and t.draft_n_accepted > t.draft_n:
-        return f"draft_n_accepted {t.draft_n_accepted} above draft_n {t.draft_n}"
-    return None
+    return validate.result_problem(r)
 
 
 def _remeasured(recs: list[Result]) -> list[bool]:
@@ -272,30 +255,13 @@ def _screen(recs: list[Result], spurious: list[bool], where: str,
     spurious timings and re-measured attempts, and every implausible decode rate, is named in
     ``problems``.
     """
-    out = list(spurious)
-    seen: set[tuple[str, int]] = set()
-    dups: list[str] = []
-    bad: list[str] = []
-    again = _remeasured(recs)
-    for i, r in enumerate(recs):
-        if again[i]:
-            out[i] = True
-            continue
-        if r.key in seen:
-            dups.append(f"{r.prompt_id}#{r.repeat}")
-            out[i] = True
-            continue
-        seen.add(r.key)
+    def problem(r: Result) -> validate.Problem | None:
         why = impossible(r)
-        if why is not None:
-            bad.append(f"{r.prompt_id}#{r.repeat} ({why})")
-            out[i] = True
-    if dups:
-        problems.append(f"run {where}: {records.RESULTS}: {len(dups)} duplicate record(s) "
-                        f"excluded, first copy kept: {_listed(dups)}")
-    if bad:
-        problems.append(f"run {where}: {records.RESULTS}: {len(bad)} record(s) with impossible "
-                        f"values excluded: {_listed(bad)}")
+        return None if why is None else (validate.IMPOSSIBLE, why)
+
+    out = validate.screen(recs, key=lambda r: r.key, label=lambda r: f"{r.prompt_id}#{r.repeat}",
+                          problem=problem, where=where, warnings=problems, excluded=spurious,
+                          set_aside=_remeasured(recs))
     rates = sorted(r.timings.predicted_per_second for r, x in zip(recs, out, strict=True)
                    if not x)
     if rates:
@@ -313,9 +279,7 @@ def _screen(recs: list[Result], spurious: list[bool], where: str,
     return out
 
 
-def _listed(items: list[str], most: int = 5) -> str:
-    shown = ", ".join(items[:most])
-    return shown + (f", and {len(items) - most} more" if len(items) > most else "")
+_listed = validate.listed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -484,15 +448,6 @@ def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
                             f"complete); left out (finish it with `doit campaign:{sub.name}`)")
             continue
         runs.append(run)
-    seen: dict[str, str] = {}
-    unique: list[Run] = []
-    for run in sorted(runs, key=lambda r: (r.desc.run_id, r.path.name)):
-        if run.desc.run_id in seen:
-            warnings.append(
-                f"run {run.path.name}: run_id {run.desc.run_id!r} already used by "
-                f"{seen[run.desc.run_id]}; run skipped"
-            )
-            continue
-        seen[run.desc.run_id] = run.path.name
-        unique.append(run)
+    unique = validate.unique_runs(runs, run_id=lambda r: r.desc.run_id, folder=lambda r: r.path,
+                                  warnings=warnings)
     return unique, warnings

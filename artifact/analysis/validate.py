@@ -1,0 +1,242 @@
+"""One validation layer for the records of every study: the core's, the acceptance split's and
+the workload's read by the same rules.
+
+- **Unreadable** lines (undecodable bytes, broken JSON, a field missing or of the wrong JSON
+  type) are counted by the typed readers of :mod:`artifact.records` and warned about here.
+- **Impossible** values (:func:`result_problem`, :func:`turn_problem`): non-finite or negative
+  times and counts, a first token after the end, acceptance outside [0, 1], more accepted than
+  drafted, event times out of order, non-finite or negative ``/metrics`` counter deltas, a turn
+  with no prompt or no output token, more output than asked for: the record is excluded and
+  counted.
+- **Off-plan** turns (workload): a turn that the run's plan (``sessions.jsonl``) does not hold,
+  or whose prompt tokens, characters or output budget disagree with it, is excluded and counted.
+- **Duplicates**: the first readable copy of a key is kept, later ones excluded and counted
+  (:func:`screen`).
+- **Runs**: one run per run id (:func:`unique_runs`); a copy of a run folder (a backup) is
+  skipped, the folder named after the run id kept.
+
+Each exclusion is one warning line, worded for :mod:`artifact.warning_classes`, whose fatal
+classes fail ``doit verify --strict``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from artifact import records
+from artifact.records import Plan, Result, Timings, TurnResult
+
+IMPOSSIBLE, OFF_PLAN = "impossible", "plan"
+Problem = tuple[str, str]  # (IMPOSSIBLE or OFF_PLAN, why)
+
+_COUNTS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
+           "draft_n_accepted")
+
+
+def _bad_number(v: float | None) -> bool:
+    return v is not None and (not math.isfinite(v) or v < 0)
+
+
+def _common(t: Timings, fields: dict[str, float | None], alpha: float | None,
+            event_ms: list[float], e2e_ms: float) -> str | None:
+    """The rules every completed request obeys, a prompt's or a turn's."""
+    for name in _COUNTS:
+        v = getattr(t, name)
+        if _bad_number(v):
+            return f"timings.{name} {v!r} negative or not finite"
+    for name, v in fields.items():
+        if _bad_number(v):
+            return f"{name} {v!r} negative or not finite"
+    ttft = fields.get("ttft_ms")
+    if ttft is not None and ttft > e2e_ms:
+        return f"ttft_ms {ttft!r} after the end of the request (e2e_ms {e2e_ms!r})"
+    if alpha is not None:
+        if not math.isfinite(alpha) or not 0.0 <= alpha <= 1.0:
+            return f"alpha {alpha!r} outside [0, 1]"
+        if not t.draft_n:
+            return f"alpha {alpha!r} without drafted tokens"
+    if t.draft_n is not None and t.draft_n_accepted is not None and t.draft_n_accepted > t.draft_n:
+        return f"draft_n_accepted {t.draft_n_accepted} above draft_n {t.draft_n}"
+    return records.event_problem(event_ms, e2e_ms)
+
+
+def result_problem(r: Result) -> str | None:
+    """Why a record's values cannot be a measurement (it is then excluded and counted), or None.
+
+    >>> t = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=9, predicted_ms=90.0,
+    ...                     predicted_per_second=88.9, cache_n=0, draft_n=4,
+    ...                     draft_n_accepted=2)
+    >>> r = records.Result(prompt_id="p", domain="code", prompt_sha256="", repeat=0, attempt=1,
+    ...     server_start=1, sent_unix_s=0.0, queue_ms=0.0, ttft_ms=5.0, e2e_ms=100.0,
+    ...     event_ms=[5.0, 50.0], timings=t, stop_type="limit", alpha=0.5,
+    ...     metrics_delta={"spec_decode_num_drafts_total": -1.0})
+    >>> result_problem(r)
+    'metrics_delta.spec_decode_num_drafts_total -1.0 negative or not finite'
+    """
+    why = _common(r.timings, {"sent_unix_s": r.sent_unix_s, "queue_ms": r.queue_ms,
+                              "ttft_ms": r.ttft_ms, "e2e_ms": r.e2e_ms},
+                  r.alpha, r.event_ms, r.e2e_ms)
+    if why is not None:
+        return why
+    for name, v in sorted((r.metrics_delta or {}).items()):
+        if _bad_number(v):  # counters only grow: a delta below 0 is a reset, not a request
+            return f"metrics_delta.{name} {v!r} negative or not finite"
+    return None
+
+
+def turn_problem(t: TurnResult, plan: Plan) -> Problem | None:
+    """Why a workload turn cannot be a measurement of its plan, or None.
+
+    >>> tm = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=4, predicted_ms=9.0,
+    ...                      predicted_per_second=400.0, cache_n=0)
+    >>> turn = records.TurnResult(session_id="s", side="real", condition="c", turn=0, order=0,
+    ...     slot=0, attempt=1, server_start=1, sent_unix_s=0.0, queue_ms=0.0, prompt_chars=20,
+    ...     prompt_tokens=5, cached_tokens=0, output_tokens=4, n_predict=4, ttft_ms=2.0,
+    ...     tpot_ms=1.0, e2e_ms=5.0, event_ms=[], timings=tm, stop_type="limit", alpha=None)
+    >>> plan = records.Plan({("real:s", 0): records.PlanTurn(prompt_tokens=6, prompt_chars=20,
+    ...                                                       n_predict=4)}, 0)
+    >>> turn_problem(turn, plan)
+    ('plan', 'prompt_tokens 5, the plan says 6')
+    >>> turn_problem(turn, records.Plan({}, 0))
+    ('plan', 'not in the plan')
+    """
+    why = _common(t.timings, {"sent_unix_s": t.sent_unix_s, "queue_ms": t.queue_ms,
+                              "ttft_ms": t.ttft_ms, "tpot_ms": t.tpot_ms, "e2e_ms": t.e2e_ms},
+                  t.alpha, t.event_ms, t.e2e_ms)
+    if why is None:
+        why = _turn_counts(t)
+    if why is not None:
+        return IMPOSSIBLE, why
+    planned = plan.turns.get(t.key)
+    if planned is None:
+        return OFF_PLAN, "not in the plan"
+    for name in ("prompt_tokens", "prompt_chars", "n_predict"):
+        got, want = getattr(t, name), getattr(planned, name)
+        if got != want:
+            return OFF_PLAN, f"{name} {got}, the plan says {want}"
+    return None
+
+
+def _turn_counts(t: TurnResult) -> str | None:
+    for name in ("prompt_chars", "cached_tokens", "n_predict"):
+        if getattr(t, name) < 0:
+            return f"{name} {getattr(t, name)} negative"
+    if t.prompt_tokens < 1 or t.output_tokens < 1:
+        return f"{t.prompt_tokens} prompt and {t.output_tokens} output tokens: a turn sends " \
+               "and receives at least one"
+    if t.cached_tokens > t.prompt_tokens:
+        return f"cached_tokens {t.cached_tokens} above prompt_tokens {t.prompt_tokens}"
+    if t.output_tokens > t.n_predict:
+        return f"output_tokens {t.output_tokens} above n_predict {t.n_predict}"
+    return None
+
+
+R = TypeVar("R")
+
+
+def screen(recs: Sequence[R], *, key: Callable[[R], Hashable], label: Callable[[R], str],
+           problem: Callable[[R], Problem | None], where: str, warnings: list[str],
+           excluded: Sequence[bool] | None = None,
+           set_aside: Sequence[bool] | None = None) -> list[bool]:
+    """Per record: excluded. ``excluded`` marks records already excluded (still checked, not
+    named), ``set_aside`` records left out without a word (a contended attempt measured again).
+    Of the rest, a repeated key keeps its first copy; an impossible or off-plan record is
+    excluded. Each kind is one warning line naming ``where`` and the records.
+
+    >>> ws: list[str] = []
+    >>> screen([1, 2, 2, -3], key=abs, label=str, where="r",
+    ...        problem=lambda x: ("impossible", "below 0") if x < 0 else None, warnings=ws)
+    [False, False, True, True]
+    >>> for w in ws: print(w)
+    run r: results.jsonl: 1 duplicate record(s) excluded, first copy kept: 2
+    run r: results.jsonl: 1 record(s) with impossible values excluded: -3 (below 0)
+    """
+    out = list(excluded) if excluded is not None else [False] * len(recs)
+    aside = list(set_aside) if set_aside is not None else [False] * len(recs)
+    seen: set[Hashable] = set()
+    dups: list[str] = []
+    named: dict[str, list[str]] = {IMPOSSIBLE: [], OFF_PLAN: []}
+    for i, r in enumerate(recs):
+        if aside[i]:
+            out[i] = True
+            continue
+        k = key(r)
+        if k in seen:
+            dups.append(label(r))
+            out[i] = True
+            continue
+        seen.add(k)
+        got = problem(r)
+        if got is not None:
+            named[got[0]].append(f"{label(r)} ({got[1]})")
+            out[i] = True
+    head = f"run {where}: {records.RESULTS}:"
+    if dups:
+        warnings.append(f"{head} {len(dups)} duplicate record(s) excluded, first copy kept: "
+                        f"{listed(dups)}")
+    if named[IMPOSSIBLE]:
+        warnings.append(f"{head} {len(named[IMPOSSIBLE])} record(s) with impossible values "
+                        f"excluded: {listed(named[IMPOSSIBLE])}")
+    if named[OFF_PLAN]:
+        warnings.append(f"{head} {len(named[OFF_PLAN])} record(s) that disagree with the plan "
+                        f"({records.SESSIONS}) excluded: {listed(named[OFF_PLAN])}")
+    return out
+
+
+def listed(items: Sequence[str], most: int = 5) -> str:
+    """The first ``most`` items, and how many more.
+
+    >>> listed(["a", "b", "c"], most=2)
+    'a, b, and 1 more'
+    """
+    shown = ", ".join(items[:most])
+    return shown + (f", and {len(items) - most} more" if len(items) > most else "")
+
+
+def unique_runs(runs: Sequence[R], *, run_id: Callable[[R], str], folder: Callable[[R], Path],
+                warnings: list[str], what: str = "run_id") -> list[R]:
+    """One run per id, sorted by (id, folder): a copy of a run folder (a backup, ``cp -r``)
+    is skipped with a warning, and the folder named after the id is the one kept.
+
+    >>> ws: list[str] = []
+    >>> runs = [("a", Path("a.bak")), ("a", Path("a")), ("b", Path("b"))]
+    >>> unique_runs(runs, run_id=lambda r: r[0], folder=lambda r: r[1], warnings=ws)
+    [('a', PosixPath('a')), ('b', PosixPath('b'))]
+    >>> ws
+    ["run a.bak: run_id 'a' already used by a; run skipped"]
+    """
+    ordered = sorted(runs, key=lambda r: (run_id(r), folder(r).name != run_id(r),
+                                          folder(r).name))
+    seen: dict[str, str] = {}
+    out: list[R] = []
+    for r in ordered:
+        rid = run_id(r)
+        if rid in seen:
+            warnings.append(f"run {folder(r).name}: {what} {rid!r} already used by "
+                            f"{seen[rid]}; run skipped")
+            continue
+        seen[rid] = folder(r).name
+        out.append(r)
+    return sorted(out, key=lambda r: (run_id(r), folder(r).name))
+
+
+def one_sided(sessions: dict[str, set[str]], where: str, warnings: list[str]) -> set[str]:
+    """Sessions measured on one side only (``sessions``: side -> its session ids): left out
+    of a comparison paired by session, with a warning naming them.
+
+    >>> ws: list[str] = []
+    >>> sorted(one_sided({"real": {"a", "b"}, "synthetic": {"a"}}, "w", ws))
+    ['b']
+    >>> ws
+    ['run w: 1 session(s) measured on one side only (real:b), left out of the comparison']
+    """
+    both = set.intersection(*sessions.values()) if sessions else set()
+    odd = sorted((side, s) for side, ss in sessions.items() for s in ss - both)
+    if odd:
+        names = [f"{side}:{s}" for side, s in odd]
+        warnings.append(f"run {where}: {len(odd)} session(s) measured on one side only "
+                        f"({listed(names)}), left out of the comparison")
+    return {s for _, s in odd}
