@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import files, records
+from artifact import files
 from artifact.analysis import accsplit_stats as S
 from artifact.analysis import steps as _steps
 from artifact.analysis.accsplit_obs import Obs, observe
 from artifact.analysis.logs import pair
-from artifact.analysis.runs import AnalysisError, ConfigError, Run, load_run
+from artifact.analysis.runs import AnalysisError, Run, load_family
 from artifact.contract import accsplit as C
 from artifact.errors import MissingCellError as MissingCellError
 
@@ -411,22 +411,11 @@ def load(runs_root: Path, keep: Mapping[str, frozenset[str] | None] | None = Non
         raise AnalysisError(f"{runs_root}: runs directory not found")
     obs: list[Obs] = []
     runs: list[Run] = []
-    warnings: list[str] = []
-    for sub in sorted(p for p in runs_root.iterdir()
-                      if p.is_dir() and not p.name.startswith((".", "_"))):
-        try:
-            family = records.read_json(sub / records.CONFIG).get("spec", {}).get("family")
-        except (ValueError, FileNotFoundError):
-            continue  # not a run; summary.json's loader reports it
-        if family != FAMILY or (keep is not None and sub.name not in keep):
-            continue
-        prompts = keep.get(sub.name) if keep is not None else None
-        try:
-            run = load_run(sub, keep_events=True)
-        except ConfigError as err:
-            warnings.append(f"{err}; run skipped")
-            continue
-        warnings.extend(run.problems)
+    # read and screened as every study's runs are (artifact.analysis.validate): one per run id
+    found, warnings = load_family(runs_root, FAMILY, keep_events=True,
+                                  only=None if keep is None else frozenset(keep))
+    for run in found:
+        prompts = keep.get(run.path.name) if keep is not None else None
         runs.append(run)
         p = pair(run.records, run.log or [], where=run.desc.run_id)
         if not p.ok and p.problem and run.desc.drafter != "none":
@@ -441,7 +430,7 @@ def protocol(loaded: Loaded) -> C.Protocol:
     """What was run, when: windows with their UTC span and wall time, dates, cells."""
     windows: dict[str, dict[str, Any]] = {}
     for run in loaded.runs:
-        recs = run.records
+        recs = run.included  # an excluded record's times are not measurements
         if not recs:
             continue
         w = recs[0].window or "none"

@@ -451,3 +451,39 @@ def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
     unique = validate.unique_runs(runs, run_id=lambda r: r.desc.run_id, folder=lambda r: r.path,
                                   warnings=warnings)
     return unique, warnings
+
+
+def family_of(run: Path) -> str | None:
+    """The ``spec.family`` a run folder's ``config.json`` names, or None (no config, not JSON,
+    no such field: not a run of a study; :func:`load_runs` reports it)."""
+    try:
+        spec = records.read_json(run / records.CONFIG).get("spec")
+    except records.RecordError:
+        return None
+    family = spec.get("family") if isinstance(spec, dict) else None
+    return family if isinstance(family, str) else None
+
+
+def load_family(root: Path, family: str, *, keep_events: bool = False,
+                only: frozenset[str] | None = None) -> tuple[list[Run], list[str]]:
+    """The runs of one study's ``family`` under ``root`` (``only``: these folders), each
+    loaded and screened by :func:`load_run`, one per run id (:func:`validate.unique_runs`: a
+    copy of a run folder is skipped), sorted by run id; and the warnings met.
+    """
+    if not root.is_dir():
+        raise AnalysisError(f"{root}: runs directory not found")
+    runs: list[Run] = []
+    warnings: list[str] = []
+    for sub in sorted(p for p in root.iterdir()
+                      if p.is_dir() and not p.name.startswith((".", "_"))):
+        if family_of(sub) != family or (only is not None and sub.name not in only):
+            continue
+        try:
+            run = load_run(sub, keep_events=keep_events)
+        except ConfigError as err:
+            warnings.append(f"{err}; run skipped")
+            continue
+        warnings.extend(run.problems)
+        runs.append(run)
+    return validate.unique_runs(runs, run_id=lambda r: r.desc.run_id, folder=lambda r: r.path,
+                                warnings=warnings), warnings
