@@ -56,8 +56,8 @@ def config_label(d: RunDescription) -> str:
 class Segment:
     """One segment kind (code or prose) of one answer: tokens, steps started in it, time."""
 
-    tokens: int
-    steps: int  # client steps whose first token is in this segment
+    tokens: int  # tokens after the first (the prefill's)
+    steps: int  # client steps after the first whose first token is in this segment
     ms: float  # arrival gaps of its tokens (each gap belongs to the token it brings)
 
     @property
@@ -106,6 +106,9 @@ class Obs:
     code: Segment
     prose: Segment
     text: str
+    contended: bool | None = None  # the record's verdict; None where no contention was recorded
+    quiet_window: bool = True  # its window's timings are quiet (set by the study's loader)
+    k: int | None = None  # the drafter's draft depth
 
     @property
     def accepted_per_round(self) -> float | None:
@@ -153,17 +156,20 @@ def _token_events(r: Result) -> tuple[list[float], list[str]]:
 
 def _segments(times: Sequence[float], texts: Sequence[str], starts: Sequence[int],
               ) -> tuple[Segment, Segment]:
+    """Tokens, steps and time per segment kind. The first token (the prefill's, a step but
+    no drafting round) is counted in neither: every token counted arrived after a gap."""
     kinds = _seg.locate(texts)
     start_set = set(starts)
     tok = {_seg.CODE: 0, _seg.PROSE: 0}
     st = {_seg.CODE: 0, _seg.PROSE: 0}
     ms = {_seg.CODE: 0.0, _seg.PROSE: 0.0}
     for i, kind in enumerate(kinds):
+        if i == 0:
+            continue
         tok[kind] += 1
         if i in start_set:
             st[kind] += 1
-        if i > 0:
-            ms[kind] += times[i] - times[i - 1]
+        ms[kind] += times[i] - times[i - 1]
     return (Segment(tokens=tok[_seg.CODE], steps=st[_seg.CODE], ms=ms[_seg.CODE]),
             Segment(tokens=tok[_seg.PROSE], steps=st[_seg.PROSE], ms=ms[_seg.PROSE]))
 
@@ -213,4 +219,5 @@ def observe(desc: RunDescription, r: Result, entry: LogEntry | None) -> Obs:
         accepted_log=entry.accepted if entry else None,
         drafted_log=entry.generated if entry else None, rounds_log=rounds_log,
         steps=st, est=_steps.estimates(st), code=code, prose=prose, text="".join(texts),
+        contended=r.contended, k=desc.k,
     )

@@ -1,9 +1,16 @@
-"""Tagged values and intervals of the acceptance-split study (pure; no I/O).
+"""Tagged values, intervals and tests of the acceptance-split study (pure; no I/O).
 
 Every number the study writes says what it is: ``measured`` (server counters, reply timings,
 arrival times as recorded) or ``estimated`` (derived from the client's view of the stream, or
-a difference of group means standing in for a quantity nobody counted). An interval over fewer
-than two independent runs is ``null`` with the reason, never a zero-width interval.
+a difference of group means standing in for a quantity nobody counted). Every interval names
+its units (``over``: prompts, windows, requests) and its method (``t``: Student-t over one
+value per unit; ``t-ratio``: a ratio of sums, the delta method with the units as clusters and
+t with n - 1 degrees of freedom). An interval over fewer than two units is ``null`` with the
+reason, never a zero-width interval.
+
+Units: the requests of one prompt share its text and, across budgets, seed and prefix, so
+they are not independent; where requests share a prompt the prompt is the unit (its requests
+are reduced to one value first). Where the question is about windows, the window is.
 """
 
 from __future__ import annotations
@@ -12,9 +19,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats as sps
 
 from artifact import stats
-from artifact.contract.accsplit import Interval, Kind, Value
+from artifact.contract.accsplit import Friedman, Interval, Kind, Value
 
 MEASURED: Kind = "measured"
 ESTIMATED: Kind = "estimated"
@@ -47,15 +55,122 @@ def interval(xs: Sequence[float | None], *, kind: Kind, over: str,
     n = int(arr.size)
     if n == 0:
         return Interval(n=0, mean=None, sd=None, low=None, high=None, ci_reason="no value",
-                        kind=kind, over=over)
+                        kind=kind, over=over, method="t")
     mean = float(arr.mean())
     if n < 2:
         return Interval(n=1, mean=mean, sd=None, low=None, high=None,
-                        ci_reason=f"fewer than two independent {over}", kind=kind, over=over)
+                        ci_reason=f"fewer than two independent {over}", kind=kind, over=over,
+                        method="t")
     sd = float(arr.std(ddof=1))
     lo, hi = stats.t_interval(arr, confidence=confidence)
     return Interval(n=n, mean=mean, sd=sd, low=lo, high=hi, ci_reason=None, kind=kind,
-                    over=over)
+                    over=over, method="t")
+
+
+def ratio_interval(units: Sequence[tuple[float, float]], *, kind: Kind, over: str,
+                   confidence: float = CONFIDENCE) -> Interval:
+    """The pooled ratio ``sum a / sum b`` over units ``(a, b)``, with the delta-method
+    interval that treats each unit as a cluster: ``z_i = (a_i - R b_i) / mean(b)``, standard
+    error ``sd(z) / sqrt(n)``, Student-t with n - 1 degrees of freedom. ``sd`` is that of
+    ``z`` (the linearised per-unit values).
+
+    >>> iv = ratio_interval([(2.0, 1.0), (6.0, 2.0), (8.0, 3.0)], kind=MEASURED, over="prompts")
+    >>> iv['mean'], iv['method'], round(iv['low'], 4), round(iv['high'], 4)
+    (2.6666666666666665, 't-ratio', 1.8386, 3.4947)
+    >>> ratio_interval([(1.0, 0.0)], kind=MEASURED, over="prompts")['ci_reason']
+    'no value'
+    """
+    pairs = [(float(a), float(b)) for a, b in units
+             if math.isfinite(a) and math.isfinite(b) and b > 0]
+    n = len(pairs)
+    if n == 0:
+        return Interval(n=0, mean=None, sd=None, low=None, high=None, ci_reason="no value",
+                        kind=kind, over=over, method="t-ratio")
+    a = np.asarray([p[0] for p in pairs])
+    b = np.asarray([p[1] for p in pairs])
+    r = float(a.sum() / b.sum())
+    if n < 2:
+        return Interval(n=1, mean=r, sd=None, low=None, high=None,
+                        ci_reason=f"fewer than two independent {over}", kind=kind, over=over,
+                        method="t-ratio")
+    z = (a - r * b) / float(b.mean())
+    sd = float(z.std(ddof=1))
+    half = float(sps.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
+    return Interval(n=n, mean=r, sd=sd, low=r - half, high=r + half, ci_reason=None,
+                    kind=kind, over=over, method="t-ratio")
+
+
+def clipped(iv: Interval, low: float, high: float) -> tuple[Interval, bool]:
+    """The interval cut to ``[low, high]`` (where the quantity lies), and whether it was.
+
+    >>> iv = interval([3.0, 3.9, 4.0], kind=ESTIMATED, over="prompts")
+    >>> cut, was = clipped(iv, 0.0, 4.0)
+    >>> cut['high'], was
+    (4.0, True)
+    """
+    lo, hi = iv["low"], iv["high"]
+    if lo is None or hi is None:
+        return iv, False
+    nlo, nhi = min(max(lo, low), high), min(max(hi, low), high)
+    return Interval(**{**iv, "low": nlo, "high": nhi}), (nlo, nhi) != (lo, hi)
+
+
+def paired_p(diffs: Sequence[float | None]) -> float:
+    """Two-sided p of the paired t-test that the mean difference is 0 (``nan`` when n < 2 or
+    every difference is equal).
+
+    >>> round(paired_p([1.0, 2.0, 3.0]), 4)
+    0.0742
+    >>> math.isnan(paired_p([1.0]))
+    True
+    """
+    arr = np.asarray([d for d in diffs if d is not None and math.isfinite(d)], dtype=np.float64)
+    if arr.size < 2 or float(arr.std(ddof=1)) == 0.0:
+        return math.nan
+    return float(sps.ttest_1samp(arr, 0.0).pvalue)
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (monotone, at most 1); ``nan`` stays ``nan`` and
+    does not count in the family.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    idx = sorted((i for i, p in enumerate(ps) if math.isfinite(p)), key=lambda i: ps[i])
+    m = len(idx)
+    out = [math.nan] * len(ps)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        out[i] = round(running, 12)
+    return out
+
+
+def friedman(table: Sequence[Sequence[float]]) -> Friedman:
+    """Friedman's test that the columns (treatments) of a complete block design do not differ,
+    rows being blocks: chi-square with ties corrected (scipy), df = k - 1, and Kendall's W =
+    chi2 / (n (k - 1)) as its effect size (0: no agreement between blocks, 1: all blocks rank
+    the treatments alike). Needs n >= 2 blocks and k >= 3 treatments; otherwise ``None``s.
+
+    >>> f = friedman([[1.0, 2.0, 3.0], [1.5, 2.5, 3.5], [0.0, 1.0, 2.0]])
+    >>> f['statistic'], f['df'], round(f['p'], 4), f['kendall_w']
+    (6.0, 2, 0.0498, 1.0)
+    """
+    n = len(table)
+    k = len(table[0]) if n else 0
+    if n < 2 or k < 3:
+        return Friedman(test="friedman", n_blocks=n, n_treatments=k, statistic=None, df=None,
+                        p=None, kendall_w=None,
+                        reason=f"needs >= 2 blocks and >= 3 treatments, has {n} and {k}")
+    cols = np.asarray(table, dtype=np.float64).T
+    if np.all(cols == cols[0]):  # every block ties every treatment: nothing differs
+        return Friedman(test="friedman", n_blocks=n, n_treatments=k, statistic=0.0, df=k - 1,
+                        p=1.0, kendall_w=0.0, reason=None)
+    res = sps.friedmanchisquare(*cols)
+    chi2 = float(res.statistic)
+    return Friedman(test="friedman", n_blocks=n, n_treatments=k, statistic=chi2, df=k - 1,
+                    p=float(res.pvalue), kendall_w=chi2 / (n * (k - 1)), reason=None)
 
 
 def ratio(num: float, den: float) -> float:

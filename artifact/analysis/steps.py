@@ -101,21 +101,29 @@ class Estimates:
 
     tps_x_gap_p50: float  # client tok/s * median step gap - 1
     tps_x_gap_mean: float  # client tok/s * mean step gap - 1
-    tokens_per_step: float  # tokens per client step - 1
+    tokens_per_step: float  # tokens per client step - 1, the first step (prefill) left out
 
 
 def estimates(s: Steps) -> Estimates:
-    """The three client-side estimators of accepted tokens per step.
+    """The three client-side estimators of accepted tokens per drafting round.
+
+    The first token comes from the prompt's prefill: a step, but no drafting round. So
+    ``tokens_per_step`` counts the steps and tokens after it, ``(tokens - 1) / (steps - 1) - 1``
+    (with perfect step detection exactly the server's accepted / rounds when every later step
+    drafts). The rate estimators already leave it out: the client rate is ``(tokens - 1)`` over
+    the span from the first token, and step gaps start at the second step.
 
     >>> e = estimates(group_steps([0.0, 25.0, 25.1, 25.2, 50.0, 75.0]))
     >>> round(e.tokens_per_step, 3), round(e.tps_x_gap_p50, 3), round(e.tps_x_gap_mean, 3)
-    (0.5, 0.667, 0.662)
+    (0.667, 0.667, 0.662)
+    >>> math.isnan(estimates(group_steps([0.0, 0.1])).tokens_per_step)  # one step: no round
+    True
     """
     tps = s.decode_tok_per_s / 1000.0  # tokens per ms
     return Estimates(
         tps_x_gap_p50=tps * s.step_gap_p50_ms - 1.0,
         tps_x_gap_mean=tps * s.step_gap_mean_ms - 1.0,
-        tokens_per_step=s.tokens_per_step - 1.0,
+        tokens_per_step=((s.tokens - 1) / (s.steps - 1) - 1.0) if s.steps > 1 else math.nan,
     )
 
 

@@ -58,7 +58,8 @@ def test_estimators_by_hand() -> None:
     assert (s.steps, s.step_gap_p50_ms, s.step_gap_mean_ms) == (4, pytest.approx(100.0),
                                                                  pytest.approx(99.8667, rel=1e-4))
     e = steps.estimates(s)
-    assert e.tokens_per_step == 1.0  # 8 / 4 - 1
+    # the first step (the prefill's token) is no drafting round: (8 - 1) / (4 - 1) - 1
+    assert e.tokens_per_step == pytest.approx(7 / 3 - 1)
     assert e.tps_x_gap_p50 == pytest.approx(7 / 300.2 * 100.0 - 1)
     assert e.tps_x_gap_mean == pytest.approx(7 / 300.2 * (299.6 / 3) - 1)
 

@@ -1,7 +1,8 @@
 """A small ``accsplit.json`` made by the real analysis functions from hand-made observations.
 
 Two drafters and the no-draft control, two prompts, two budgets, three windows at batch 1 and a
-batch-2 stratum in window w2; validated by the contract, like the summary fixture.
+batch-2 stratum (with its no-draft control) in window w2; validated by the contract, like the
+summary fixture.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def obs(*, prompt: str = "chat/a", budget: int = 128, window: str = "w1", accept
         tokens: int | None = None, event_ms: list[float] | None = None,
         code: Segment | None = None, prose: Segment | None = None,
         pos: tuple[float, ...] | None = (3.0, 2.0, 1.0, 0.0), text: str = "",
-        repeat: int = 0, date: str = "2026-11-30") -> Obs:
+        repeat: int = 0, date: str = "2026-11-30", contended: bool | None = None,
+        quiet_window: bool = True, predicted_ms: float = 1000.0) -> Obs:
     """One observation; the no-draft control has no server counts."""
     none = config == "no draft"
     ev = event_ms if event_ms is not None else [float(i) for i in range(budget)]
@@ -37,7 +39,7 @@ def obs(*, prompt: str = "chat/a", budget: int = 128, window: str = "w1", accept
         window=window, utc_date=date, batch=batch, budget=budget, prompt_id=prompt,
         domain=prompt.split("/")[0], repeat=repeat, seed=1,
         answer_tokens=tokens if tokens is not None else budget, prompt_tokens=10,
-        predicted_ms=1000.0, accepted=None if none else accepted,
+        predicted_ms=predicted_ms, accepted=None if none else accepted,
         drafted=None if none else drafted, rounds=None if none else rounds,
         pos_accepted=None if none else pos, source="none" if none else "metrics",
         accepted_reply=None if none else accepted, drafted_reply=None if none else drafted,
@@ -45,7 +47,7 @@ def obs(*, prompt: str = "chat/a", budget: int = 128, window: str = "w1", accept
         rounds_log=None if none else rounds, steps=st, est=steps.estimates(st),
         code=code or Segment(tokens=0, steps=0, ms=0.0),
         prose=prose or Segment(tokens=len(ev), steps=st.steps, ms=ev[-1] - ev[0] if ev else 0),
-        text=text)
+        text=text, contended=contended, quiet_window=quiet_window, k=None if none else 4)
 
 
 def observations() -> list[Obs]:
@@ -61,7 +63,12 @@ def observations() -> list[Obs]:
                 if w == "w2":
                     out.append(obs(config=config, prompt=prompt, window=w, batch=2,
                                    accepted=4 + 2 * pi, rounds=4))
-        out.append(obs(config="no draft", window=w, event_ms=[0.0, 25.0, 50.0], tokens=3))
+        for prompt in ("chat/sharegpt-2Hj9Wtq_0", "grounded/HumanEval-59"):
+            out.append(obs(config="no draft", prompt=prompt, window=w,
+                           event_ms=[0.0, 25.0, 50.0], tokens=3))
+            if w == "w2":  # the batch stratum's no-draft control
+                out.append(obs(config="no draft", prompt=prompt, window=w, batch=2,
+                               event_ms=[0.0, 25.0, 50.0], tokens=3, predicted_ms=1500.0))
     return out
 
 
@@ -73,7 +80,9 @@ def build_accsplit() -> C.AccSplit:
                                measure_s={"value": 1000.0, "kind": "measured"},
                                dates=["2026-11-30"],
                                no_draft_ms_per_token=S.interval(
-                                   [25.0, 25.0 + i], kind=S.MEASURED, over="requests"))
+                                   [25.0, 25.0 + i], kind=S.MEASURED, over="requests"),
+                               load={"quiet": True, "source": "declared", "n_requests": 10,
+                                     "n_contended": 0, "reason": "a test window"})
                for i, w in enumerate(("w1", "w2", "w3"))}
     warnings: list[str] = []
     data: dict[str, Any] = {
@@ -83,13 +92,16 @@ def build_accsplit() -> C.AccSplit:
                      "prompts": [{"prompt_id": "chat/sharegpt-2Hj9Wtq_0", "domain": "chat"},
                                  {"prompt_id": "grounded/HumanEval-59", "domain": "grounded"}],
                      "n_requests": len(o), "n_runs": 20, "temperature": [1.0],
+                     "set_aside": [{"run_id": "w1-b1-n128-ngram-mod", "reason": "restarted"}],
+                     "timing_windows": ["w1", "w2", "w3"],
                      "step_rule": {"floor_ms": steps.FLOOR_MS, "fraction": steps.FRACTION}},
         "by_config": A.by_config(o), "by_prompt_budget": A.by_prompt_budget(o),
         "by_window": A.by_window(o), "by_date": A.by_date(o),
         "reconciliation": A.reconciliation(o), "length_split": A.length_split(o),
+        "acceptance_figures": A.acceptance_figures(o),
         "segment_split": A.segment_split(o), "batch_split": A.batch_split(o),
-        "shift": [A.shift(o, config=c, a="chat/sharegpt-2Hj9Wtq_0",
-                          b="grounded/HumanEval-59") for c in (DRAFT, NGRAM)],
+        "batch_contrasts": A.batch_contrasts(o),
+        "shift": A.shifts(o, warnings),
     }
     plain = {k: files.to_plain(v, k, []) for k, v in data.items()}
     plain["schema_version"] = C.SCHEMA_VERSION
