@@ -31,7 +31,7 @@ from artifact.render.tasks import (
 )
 
 if TYPE_CHECKING:
-    from artifact.spec import Campaign
+    from artifact.spec import Campaign, RunSpec
 
 __all__ = [
     "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
@@ -118,7 +118,6 @@ def task_prompts() -> Iterator[dict[str, Any]]:
 
 def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
                     wait: bool = True) -> Iterator[dict[str, Any]]:
-    from artifact.campaign import runner  # httpx, asyncio
     from artifact.spec import load_campaign
 
     try:
@@ -132,6 +131,7 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
     for spec in camp.runs:
 
         def measure(spec_id: str = spec.run_id) -> None:
+            from artifact.campaign import runner
             from artifact.campaign.interleave import run_group
 
             fresh = load_campaign(file)
@@ -151,10 +151,17 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
             "actions": [doit_action(measure)],
             # Up to date when the run's own files say so (complete, same spec hash, same
             # prompt-set content): this survives a fresh clone, unlike doit's database.
-            "uptodate": [lambda spec=spec: runner.run_is_current(spec, runs_root)],
+            "uptodate": [lambda spec=spec: _run_is_current(spec, runs_root)],
             # No targets: the analysis reads run files, and a target there would make doit
             # start a campaign to rebuild the paper. The paper build never measures.
         }
+
+
+def _run_is_current(spec: RunSpec, runs_root: Path) -> bool:
+    """The runner's verdict, imported when asked (httpx, asyncio): not on every `doit`."""
+    from artifact.campaign import runner
+
+    return runner.run_is_current(spec, runs_root)
 
 
 def _invalid(err: ArtifactError) -> dict[str, Any]:

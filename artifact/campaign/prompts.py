@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from artifact import files, paths
 from artifact.errors import PromptSetError as PromptSetError
 from artifact.gguf import string_metadata
+
+if TYPE_CHECKING:
+    import jinja2  # imported where a template is built: `doit` loads this module
 
 DOMAINS = ("code", "chat", "math", "grounded")
 # A first human turn is a math question when it asks to solve/compute something, carries an
@@ -174,6 +175,8 @@ def chat_template(model: Path) -> jinja2.Template:
     src = string_metadata(model).get("tokenizer.chat_template")
     if not src:
         raise PromptSetError(f"{model.name}: tokenizer.chat_template: missing from the GGUF")
+    import jinja2
+
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.from_string(src)
 
