@@ -1,9 +1,10 @@
 """Numbers the manuscript's acceptance-split section needs, selected from ``accsplit.json``.
 
 Selections only (no statistic is estimated here): per drafter (``draft``, ``ngram``) and the
-no-draft control (``none``), the cells, biases, window differences, splits and shift steps the
-section prints, keyed so that ``paper.md`` and the claims ledger (``vars:accsplit.<path>``) can
-name them.
+no-draft control (``none``), the cells, biases, window families, splits, batch contrasts and
+shift steps the section prints, keyed so that ``paper.md`` and the claims ledger
+(``vars:accsplit.<path>``) can name them. Budget-dependent entries are keyed ``n<budget>``
+(``length`` and ``shift`` by the long budget), so the keys hold however many budgets there are.
 """
 
 from __future__ import annotations
@@ -24,8 +25,25 @@ def key(config: str) -> str:
     return "draft" if config.startswith("draft") else config.split("-")[0]
 
 
-def _iv(iv: acc.Interval) -> dict[str, Any]:
-    return {"n": iv["n"], "mean": iv["mean"], "low": iv["low"], "high": iv["high"]}
+def _iv(iv: acc.Interval | None) -> dict[str, Any] | None:
+    if iv is None:
+        return None
+    return {"n": iv["n"], "mean": iv["mean"], "low": iv["low"], "high": iv["high"],
+            "over": iv["over"]}
+
+
+def _family(f: acc.WindowFamily) -> dict[str, Any]:
+    """One configuration and budget's windows as a family: the omnibus test, the pairs."""
+    om = f["omnibus"]
+    top = max(f["pairs"], key=lambda x: abs(x["diff"]["mean"] or 0.0), default=None)
+    return {"windows": f["windows"], "n_windows": len(f["windows"]),
+            "n_prompts": len(f["prompts"]), "chi2": om["statistic"], "df": om["df"],
+            "p": om["p"], "w": om["kendall_w"], "reason": om["reason"],
+            "n_pairs": len(f["pairs"]), "n_differ": f["n_differ"],
+            "differ": [f"{x['b']} \u2212 {x['a']}" for x in f["pairs"] if x["differs"]],
+            "largest": None if top is None else {
+                "a": top["a"], "b": top["b"], "diff": _iv(top["diff"]), "p": top["p"],
+                "p_holm": top["p_holm"]}}
 
 
 def compute(a: acc.AccSplit) -> dict[str, Any]:
@@ -48,6 +66,16 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
                                 for w, i in p["windows"].items()},
         "long_windows": sorted({c["window"] for c in a["by_window"]["cells"]
                                 if c["budget"] == long}),
+        "budget_windows": {f"n{b}": sorted({c["window"] for c in a["by_window"]["cells"]
+                                            if c["budget"] == b}) for b in p["budgets"]},
+        "long_budgets": [b for b in p["budgets"] if b != short],
+        "timing_windows": p["timing_windows"],
+        "loaded_windows": sorted(w for w, i in p["windows"].items() if not i["load"]["quiet"]),
+        "load_source": {w: i["load"]["source"] for w, i in p["windows"].items()},
+        "n_contended": sum(i["load"]["n_contended"] for i in p["windows"].values()),
+        "set_aside": [x["run_id"] for x in p["set_aside"]],
+        "figure_definitions": a["acceptance_figures"]["definitions"],
+        "headline": a["acceptance_figures"]["headline"],
         "wall_min_total": (p["wall_s_total"]["value"] or 0.0) / 60.0,
         "dates": p["dates"], "one_date": a["by_date"]["one_date"],
         "n_requests": p["n_requests"], "n_runs": p["n_runs"],
@@ -71,7 +99,8 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         d = by.setdefault(key(r["config"]), {"label": r["config"]})
         tag = f"b{r['batch']}_n{r['budget']}"
         d[tag] = {"pooled": r["pooled_accepted_per_round"]["value"],
-                  "per_run": _iv(r["accepted_per_round"]),
+                  "pooled_ci": _iv(r["pooled_over_prompts"]),
+                  "per_window": _iv(r["accepted_per_round"]),
                   "pos": [x["value"] for x in r["per_position"]]}
     for rr in a["reconciliation"]["rows"]:
         d = by.setdefault(key(rr["config"]), {"label": rr["config"]})
@@ -79,16 +108,24 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         d["bias"] = {k: _iv(e["bias"]) for k, e in rr["estimators"].items()}
         d["estimate"] = {k: _iv(e["value"]) for k, e in rr["estimators"].items()}
         d["steps_diff"] = _iv(rr["steps_minus_server_steps"])
-    for wd in a["by_window"]["diff_from_first"]:
-        if wd["budget"] != short:
-            continue
-        by.setdefault(key(wd["config"]), {}).setdefault("window_diff", {})[wd["window"]] = \
-            _iv(wd["diff"])
+        d["recon"] = {"n": rr["n_requests"], "not_quiet": rr["n_not_quiet"],
+                      "windows": rr["windows"]}
+    for f in a["by_window"]["families"]:
+        by.setdefault(key(f["config"]), {}).setdefault("windows", {})[f"n{f['budget']}"] = \
+            _family(f)
+    for fr in a["acceptance_figures"]["rows"]:
+        by.setdefault(key(fr["config"]), {}).setdefault("figures", {})[f"n{fr['budget']}"] = {
+            name: _iv(fr[name])
+            for name in ("pooled", "mean_of_windows", "mean_of_prompts", "mean_of_requests")}
     for lr in a["length_split"]:
-        if lr["prompt_id"] == "all prompts":
-            by.setdefault(key(lr["config"]), {})["length"] = {
-                "short": lr["short"]["value"], "long": lr["long"]["value"],
-                "late": lr["late"]["value"], "late_per_run": _iv(lr["late_per_run"]),
+        by.setdefault(key(lr["config"]), {}).setdefault("length", {})[
+            f"n{lr['long_budget']}"] = {
+                "short_budget": lr["short_budget"], "long_budget": lr["long_budget"],
+                "windows": lr["windows"], "k": lr["k"],
+                "short": _iv(lr["short"]), "long": _iv(lr["long"]),
+                "late": lr["late"]["value"], "late_by_prompt": _iv(lr["late_by_prompt"]),
+                "cut": lr["n_prompts_cut"], "undefined": lr["n_prompts_undefined"],
+                "interval_cut": lr["interval_cut"],
                 "prefix": lr["short_is_prefix_of_long"], "pairs": lr["n_pairs"]}
     for sr in a["segment_split"]:
         by.setdefault(key(sr["config"]), {})["segments"] = {
@@ -100,9 +137,18 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         by.setdefault(key(br["config"]), {}).setdefault("batch", {}).setdefault(
             br["window"], {})[f"b{br['batch']}"] = {
                 "pooled": br["pooled_accepted_per_round"]["value"],
-                "tok_s": br["server_tok_per_s"]["mean"], "n": br["n_requests"]}
+                "tok_s": br["server_tok_per_s"]["mean"], "n": br["n_requests"],
+                "quiet": br["quiet"]}
+    for bc in a["batch_contrasts"]:
+        by.setdefault(key(bc["config"]), {}).setdefault("batch_vs_b1", {})[
+            f"{bc['window']}_b{bc['batch']}"] = {
+                "window": bc["window"], "batch": bc["batch"], "budget": bc["budget"],
+                "diff": _iv(bc["acceptance_diff"]), "control": bc["has_control"],
+                "speedup": _iv(bc["speedup"]), "speedup_b1": _iv(bc["speedup_b1"]),
+                "note": bc["note"]}
     for sh in a["shift"]:
-        by.setdefault(key(sh["config"]), {})["shift"] = {
+        by.setdefault(key(sh["config"]), {}).setdefault("shift", {})[
+            f"n{sh['to_cell']['budget']}"] = {"windows": sh["windows"],
             "from": sh["from_cell"]["prompt_id"], "to": sh["to_cell"]["prompt_id"],
             "a_short": sh["a_short"]["value"], "b_short": sh["b_short"]["value"],
             "b_long": sh["b_long"]["value"], "prompt_step": _iv(sh["prompt_step"]),

@@ -466,27 +466,26 @@ class PromptPoints:
 
 
 def plot_acc_positions(ax: Axes, rows: Sequence[acc.ConfigRow], *, budget: int) -> PositionLines:
-    """Accepted at draft position i per round, one line per drafter and batch (one budget)."""
+    """Accepted at draft position i per round at batch 1, one line per drafter (one budget,
+    pooled over its windows; batches are compared within their window in panel c)."""
     labels, rates = [], []
     configs = sorted({r["config"] for r in rows})
-    styles = {1: "-", 2: "--", 4: ":"}
     for ci, config in enumerate(configs):
-        for r in sorted((r for r in rows if r["config"] == config and r["budget"] == budget),
-                        key=lambda r: r["batch"]):
+        for r in (r for r in rows if r["config"] == config and r["budget"] == budget
+                  and r["batch"] == 1):
             ys = tuple(p["value"] for p in r["per_position"])
             if not ys:
                 continue
-            label = f"{config}, batch {r['batch']}"
+            label = config
             xs = list(range(1, len(ys) + 1))
-            ax.plot(xs, [math.nan if y is None else y for y in ys],
-                    styles.get(r["batch"], "-."), marker="o", markersize=2.5,
-                    color=OKABE_ITO[ci % len(OKABE_ITO)], label=label)
+            ax.plot(xs, [math.nan if y is None else y for y in ys], "-", marker="o",
+                    markersize=2.5, color=OKABE_ITO[ci % len(OKABE_ITO)], label=label)
             labels.append(label)
             rates.append(ys)
     ax.set_xlabel("Draft position")
     ax.set_ylabel("Accepted at the position, per round")
     ax.set_ylim(0.0, 1.0)
-    ax.set_title(f"(a) By position and batch, {budget} tokens", loc="left")
+    ax.set_title(f"(a) By position, batch 1, {budget} tokens", loc="left")
     if labels:  # below the axes: inside, it hides the draft model's lines
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
         ax.set_xticks(range(1, max(len(r) for r in rates) + 1))
@@ -542,9 +541,58 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
     return PromptPoints(prompts, configs, mean, low, high, ns)
 
 
+@dataclass(frozen=True)
+class BatchPoints:
+    """Batch b minus batch 1 inside one window, per drafter: mean and interval over prompts."""
+
+    labels: tuple[str, ...]  # "w2: batch 2", ...
+    configs: tuple[str, ...]
+    mean: Mapping[str, tuple[float | None, ...]]
+
+
+def plot_acc_batch(ax: Axes, rows: Sequence[acc.BatchContrast], *, budget: int) -> BatchPoints:
+    """Accepted per round at batch b minus batch 1 of the same window, paired by prompt (mean
+    and 95% t-interval over prompts), one row per (window, batch), one colour per drafter."""
+    cells = [r for r in rows if r["budget"] == budget]
+    labels = tuple(sorted({f"{r['window']}: batch {r['batch']}" for r in cells}))
+    configs = tuple(sorted({r["config"] for r in cells}))
+    by = {(r["config"], f"{r['window']}: batch {r['batch']}"): r["acceptance_diff"]
+          for r in cells}
+    width = 0.8 / max(len(configs), 1)
+    mean: dict[str, tuple[float | None, ...]] = {}
+    for ci, config in enumerate(configs):
+        colour = OKABE_ITO[ci % len(OKABE_ITO)]
+        ivs = [by.get((config, lab)) for lab in labels]
+        mean[config] = tuple(iv["mean"] if iv else None for iv in ivs)
+        first = True
+        for li, iv in enumerate(ivs):
+            if iv is None or iv["mean"] is None:
+                continue
+            y = li + (ci - (len(configs) - 1) / 2) * width
+            if iv["low"] is not None and iv["high"] is not None:
+                ax.plot([iv["low"], iv["high"]], [y, y], color=colour, linewidth=1.0)
+            ax.plot([iv["mean"]], [y], "o", color=colour, markersize=3.0,
+                    label=config if first else None)
+            first = False
+    ax.axvline(0.0, color="0.6", linewidth=0.6)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(list(labels))
+    ax.invert_yaxis()
+    ax.set_xlabel("Batch b \u2212 batch 1, same window")
+    ax.set_title("(c) Batch within window", loc="left")
+    if configs:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1)
+    return BatchPoints(labels, configs, mean)
+
+
 def fig_accsplit(data: acc.AccSplit) -> Figure:
     budget = min(data["protocol"]["budgets"])
-    fig, (a, b) = _figure(2.6, ncols=2, width_ratios=[1.0, 1.35])
+    contrasts = data["batch_contrasts"]
+    if contrasts:
+        fig, (a, b, c) = _figure(2.8, ncols=3, width_ratios=[0.9, 1.3, 0.8])
+        plot_acc_batch(c, contrasts, budget=budget)
+    else:
+        fig, (a, b) = _figure(2.6, ncols=2, width_ratios=[1.0, 1.35])
     plot_acc_positions(a, data["by_config"], budget=budget)
     plot_acc_prompts(b, data["by_prompt_budget"], budget=budget)
     return fig

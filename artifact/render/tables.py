@@ -145,13 +145,21 @@ def _acc_cells(a: acc.AccSplit) -> dict[str, Any]:
     budget_windows = {b: len({c["window"] for c in a["by_window"]["cells"] if c["budget"] == b})
                       for b in budgets}
     return {"rows": rows, "budgets": budgets, "budget_windows": budget_windows,
-            "windows": len(a["protocol"]["windows"])}
+            "windows": len(a["protocol"]["windows"]),
+            "timing_windows": a["protocol"]["timing_windows"]}
 
 
 def _acc_recon(a: acc.AccSplit) -> dict[str, Any]:
     """Client-side estimators against the server's accepted per round (section 3)."""
     return {"rows": a["reconciliation"]["rows"], "sources": a["reconciliation"]["sources"],
-            "estimators": ESTIMATOR_LABELS}
+            "estimators": ESTIMATOR_LABELS,
+            "timing_windows": a["protocol"]["timing_windows"]}
+
+
+def _acc_figures(a: acc.AccSplit) -> dict[str, Any]:
+    """The four ways of summing accepted per round, side by side (section 4)."""
+    f = a["acceptance_figures"]
+    return {"rows": f["rows"], "definitions": f["definitions"], "headline": f["headline"]}
 
 
 ESTIMATOR_LABELS = {"tps_x_gap_p50": "tok/s \u00d7 median gap \u2212 1",
@@ -162,6 +170,7 @@ ESTIMATOR_LABELS = {"tps_x_gap_p50": "tok/s \u00d7 median gap \u2212 1",
 ACCSPLIT_CONTEXTS: dict[str, Callable[[acc.AccSplit], dict[str, Any]]] = {
     "accsplit_cells": _acc_cells,
     "accsplit_recon": _acc_recon,
+    "accsplit_figures": _acc_figures,
 }
 
 

@@ -115,10 +115,23 @@ def test_accsplit_figure_draws_positions_and_prompt_intervals() -> None:
         whole = figures.fig_accsplit(a)
         assert whole.get_figwidth() == figures.TEXT_WIDTH_IN
         plt.close(whole)
-    assert "draft Q2_K k=4, batch 2" in lines.labels
+    assert lines.labels == ("draft Q2_K k=4", "ngram-mod k=4")  # batch 1 only
     assert lines.rates[0] == pytest.approx((0.75, 0.5, 0.25, 0.0))
     assert pts.mean["draft Q2_K k=4"][0] == pytest.approx(1.25)
     assert pts.n["draft Q2_K k=4"] == (3, 3)
+
+
+def test_accsplit_batch_panel_draws_the_within_window_differences() -> None:
+    from .accsplit_fixture import build_accsplit
+
+    a = build_accsplit()
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig, ax = plt.subplots()
+        pts = figures.plot_acc_batch(ax, a["batch_contrasts"], budget=128)
+        plt.close(fig)
+    assert pts.labels == ("w2: batch 2",) and pts.configs == ("draft Q2_K k=4", "ngram-mod k=4")
+    # the fixture's batch 2 in w2 accepts 4 and 6 of 4 rounds against 5 and 7 at batch 1
+    assert pts.mean["draft Q2_K k=4"] == (pytest.approx(-0.25),)
 
 
 @pytest.mark.parametrize("name", figures.FIGURES)

@@ -139,3 +139,16 @@ def test_workload_tables_print_no_nan_and_mark_missing_intervals(name: str,
         assert ("{#tbl:" + name + "}" in out) if fmt == "md" else ("tbl:" + name in out)
     bins = tables.render_workload(w, "workload", "md", paths.TEMPLATES)
     assert "—" in bins  # the 30+ bin has one session: no interval
+
+
+def test_accsplit_figures_table_reconciles_the_ways_of_summing() -> None:
+    from .accsplit_fixture import build_accsplit
+
+    a = build_accsplit()
+    md = tables.render_accsplit(a, "accsplit_figures", "md", paths.TEMPLATES)
+    row = next(r for r in md.splitlines() if r.startswith("| draft") and "| 128 |" in r)
+    # 2 prompts x 3 windows, 4 + 2 * prompt + window accepted over 4 rounds: 36 / 24 pooled
+    assert re.search(r"\| 6 \| 1\.50\W+\\\[", row)
+    assert "Pooled, the figure the text reports" in md and "{#tbl:accsplit_figures}" in md
+    tex = tables.render_accsplit(a, "accsplit_figures", "tex", paths.TEMPLATES)
+    assert "\\label{tbl:accsplit_figures}" in tex
