@@ -93,10 +93,13 @@ METRICS = "metrics.json"
 VRAM = "vram.json"
 EVENTS = "events.jsonl"
 RUN_FILES = (CONFIG, RESULTS, ERRORS, SERVER_LOG, METRICS, VRAM, EVENTS)
+SESSIONS = "sessions.jsonl"  # workload runs: the plan
+WORKLOAD = "workload.json"  # workload runs: what planning found
+WORKLOAD_RUN_FILES = (*RUN_FILES, SESSIONS, WORKLOAD)  # a workload run's files
 
 
-def raw_run_files(root: Path) -> list[Path]:
-    """The files of the runs under ``root``, sorted: what the analysis reads and
+def raw_run_files(root: Path, names: tuple[str, ...] = RUN_FILES) -> list[Path]:
+    """The files of the runs under ``root`` (of ``names``), sorted: what the analysis reads and
     ``MANIFEST.sha256`` hashes. Folders starting with ``_`` (scratch, superseded) or ``.`` are
     not runs of the study and are left out.
     """
@@ -104,9 +107,7 @@ def raw_run_files(root: Path) -> list[Path]:
         return []
     return sorted(p for run in root.iterdir()
                   if run.is_dir() and not run.name.startswith(("_", "."))
-                  for p in run.iterdir() if p.name in RUN_FILES and p.is_file())
-SESSIONS = "sessions.jsonl"  # workload runs: the plan
-WORKLOAD = "workload.json"  # workload runs: what planning found
+                  for p in run.iterdir() if p.name in names and p.is_file())
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,6 +24,9 @@ def write_run(root: Path, run_id: str, condition: str, start: str, slow: float,
     records.write_json(run / records.WORKLOAD, {
         "id_jaccard": 1.0, "problems": [],
         "chars_per_token": {"real": 4.2, "synthetic": 4.1, "target": 4.2}})
+    for sid, n in sessions.items():  # the plan, as the runner writes it before measuring
+        for sd in ("real", "synthetic"):
+            records.append_jsonl(run / records.SESSIONS, plan_row(sid, sd, n))
     rng = np.random.default_rng(zlib.crc32(run_id.encode()))
     for sid, n in sessions.items():
         for t in range(n):
@@ -40,6 +43,15 @@ def write_run(root: Path, run_id: str, condition: str, start: str, slow: float,
                                             cache_n=90 * t, draft_n=8, draft_n_accepted=4),
                     stop_type="length", alpha=0.5))
     return run
+
+
+def plan_row(session: str, side: str, n_turns: int) -> dict[str, object]:
+    """One line of ``sessions.jsonl``: turn t sends 100 (t + 1) tokens, 400 (t + 1) characters,
+    and asks for 16 tokens (what :func:`write_run` records)."""
+    return {"session_id": session, "side": side, "order": 0, "system": None, "prefix_tokens": 0,
+            "users": ["u"] * n_turns, "replies": ["r"] * n_turns,
+            "turns": [{"turn": t, "prompt_tokens": 100 * (t + 1), "prompt_chars": 400 * (t + 1),
+                       "n_predict": 16} for t in range(n_turns)]}
 
 
 def corpus(root: Path) -> Path:

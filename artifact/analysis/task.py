@@ -17,7 +17,6 @@ RUN_FILES = records.RUN_FILES
 
 @doit_action
 def _write(runs: Path, out: Path) -> None:
-    from artifact import warning_classes
     from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
     from artifact.log import stderr
 
@@ -27,9 +26,17 @@ def _write(runs: Path, out: Path) -> None:
         stderr("analysis")(f"noise control: {rid} over {c['baseline_run']}: mean ratio "
               f"{_fmt(o['mean_ratio'])}, median {_fmt(o['median_ratio'])} "
               f"({o['n_matched']} prompts; 1 = no drift)")
-    warnings = summary["warnings"]
-    if warnings:  # once, grouped by class, when the analysis runs (listed again in report.md)
-        log = stderr("analysis")
+    say_warnings("analysis", summary["warnings"])
+
+
+def say_warnings(stage: str, warnings: list[str]) -> None:
+    """Once, grouped by class, when an analysis runs (listed again in report.md); every
+    analysis task says its own, the same way."""
+    from artifact import warning_classes
+    from artifact.log import stderr
+
+    if warnings:
+        log = stderr(stage)
         log(f"{len(warnings)} warning(s):")
         for line in warning_classes.lines(warnings):
             log(f"  {line}")
@@ -62,15 +69,16 @@ def task_analysis() -> dict[str, Any]:
     }
 
 
+# what the workload analysis reads of a run: the plan (sessions.jsonl) included
 WORKLOAD_RUN_FILES = (records.CONFIG, records.RESULTS, records.ERRORS, records.METRICS,
-                      records.WORKLOAD)
+                      records.WORKLOAD, records.SESSIONS)
 
 
 @doit_action
 def _write_workload(runs: Path, out: Path) -> None:
     from artifact.analysis.workload import write_workload  # numpy only when it runs
 
-    write_workload(runs, out)
+    say_warnings("workload", write_workload(runs, out)["warnings"])
 
 
 def task_workload() -> dict[str, Any]:
@@ -99,7 +107,7 @@ def task_workload() -> dict[str, Any]:
 def _write_accsplit(runs: Path, out: Path) -> None:
     from artifact.analysis.accsplit import write  # numpy/scipy only when it runs
 
-    write(runs, out)
+    say_warnings("accsplit", write(runs, out)["warnings"])
 
 
 def accsplit_runs(root: Path = paths.RUNS) -> list[Path]:

@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from artifact import files, paths, records
+from artifact.analysis import validate
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
 from artifact.analysis.runs import AnalysisError
 from artifact.campaign.sessions import SessionError, SessionRecipe, load_recipes
@@ -194,7 +196,7 @@ def _nan(x: float | None) -> float:
 
 @dataclass(frozen=True)
 class WorkloadRun:
-    """One loaded workload run."""
+    """One loaded workload run: its turns screened (:mod:`artifact.analysis.validate`)."""
 
     run_id: str
     condition: str
@@ -210,19 +212,44 @@ class WorkloadRun:
     complete: bool
     start_time: str  # when measuring began (config.json environment): the campaign's order
     protocol: contract.Protocol
+    path: Path | None = None  # the run folder
+    config_run_id: str | None = None  # config.json's run_id (a copy of a folder repeats it)
+    problems: tuple[str, ...] = ()  # one-line warnings met while loading
+
+
+def _typed_field(table: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    """``spec.workload.<name>`` of a JSON type (a boolean is never a number)."""
+    v = table[name]
+    if isinstance(v, bool) != (kind is bool) or not isinstance(v, kind):
+        raise TypeError(f"spec.workload.{name}: expected "
+                        f"{getattr(kind, '__name__', 'a number')}, got {v!r}")
+    return v
 
 
 def load_workload_run(run: Path) -> WorkloadRun:
-    """A workload run directory; a config that cannot be used is an :class:`AnalysisError`."""
+    """A workload run directory; a config that cannot be used, or a plan (``sessions.jsonl``)
+    missing or damaged, is an :class:`AnalysisError` (the run is then left out).
+
+    Its turns are screened by the rules every study shares: unreadable lines counted, impossible
+    values, turns off the plan and repeated turns excluded, sessions measured on one side only
+    left out of the comparison; each a warning in ``problems``.
+    """
     where = f"{run.name}/{records.CONFIG}"
     try:
         config = records.read_json(run / records.CONFIG)
-        w = config["spec"]["workload"]
-        cond, style = str(w["condition"]), str(w["style"])
-        prefix, rec = int(w["prefix_tokens"]), bool(w["recurrent"])
-        cpt = w["chars_per_token"]
-        start = str(config.get("environment", {}).get("start_time", ""))
         spec = config["spec"]
+        w = spec["workload"]
+        if not isinstance(spec, dict) or not isinstance(w, dict):
+            raise TypeError("spec.workload: expected an object")
+        cond = _typed_field(w, "condition", str)
+        style = _typed_field(w, "style", str)
+        prefix = _typed_field(w, "prefix_tokens", int)
+        rec = _typed_field(w, "recurrent", bool)
+        cpt = w["chars_per_token"]
+        if cpt is not None:
+            cpt = float(_typed_field(w, "chars_per_token", (int, float)))
+        env = config.get("environment")
+        start = str(env.get("start_time", "")) if isinstance(env, dict) else ""
         recipe = _recipe(str(spec["prompt_set"]))
         protocol = contract.Protocol(
             drafter=str(spec["drafter"]), k=spec["k"], n_predict_cap=int(spec["n_predict"]),
@@ -230,9 +257,18 @@ def load_workload_run(run: Path) -> WorkloadRun:
             threads=int(spec["threads"]), temperature=float(spec["temperature"]),
             session_set=str(spec["prompt_set"]),
             clip_chars=recipe.clip_chars if recipe else None,
-            max_turns=recipe.max_turns if recipe else None, block=int(w["block"]))
-    except (RecordError, KeyError, TypeError, ValueError) as err:
+            max_turns=recipe.max_turns if recipe else None,
+            block=int(_typed_field(w, "block", int)))
+    except (RecordError, KeyError, TypeError, ValueError, AttributeError) as err:
         raise AnalysisError(f"{where}: not a workload run's config ({err})") from err
+    name = run.name
+    planned = records.read_plan(run)
+    if planned is None:
+        raise AnalysisError(f"run {name}: {records.SESSIONS}: missing; its turns cannot be "
+                            "checked against the plan")
+    if planned.n_bad_lines:
+        raise AnalysisError(f"run {name}: {records.SESSIONS}: {planned.n_bad_lines} unreadable "
+                            "line(s): the plan is damaged and its turns cannot be checked")
     try:
         plan = records.read_json(run / records.WORKLOAD)
     except RecordError:
@@ -241,17 +277,35 @@ def load_workload_run(run: Path) -> WorkloadRun:
         metrics = records.read_json(run / records.METRICS)
     except RecordError:
         metrics = {}
-    turns, _ = records.read_turns(run, keep_events=False)
-    n_errors = len(records.read_jsonl(run / records.ERRORS).rows)
+    problems: list[str] = []
+    turns, n_bad = records.read_turns(run, keep_events=False)
+    if n_bad:
+        problems.append(f"run {name}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
+    errors = records.read_jsonl(run / records.ERRORS)
+    if errors.n_bad_lines:
+        problems.append(f"run {name}: {records.ERRORS}: {errors.n_bad_lines} unreadable "
+                        "line(s) skipped")
+    excluded = validate.screen(turns, key=lambda t: t.key,
+                               label=lambda t: f"{t.key[0]}#{t.turn}",
+                               problem=lambda t: validate.turn_problem(t, planned), where=name,
+                               warnings=problems)
+    kept = [t for t, x in zip(turns, excluded, strict=True) if not x]
+    odd = validate.one_sided({side: {t.session_id for t in kept if t.side == side}
+                              for side in records.SIDES}, name, problems)
+    kept = [t for t in kept if t.session_id not in odd]
+    measure_s = metrics.get("measure_s")
+    rid = config.get("run_id")
     return WorkloadRun(
-        run_id=run.name, condition=cond, style="real text" if rec else style,
-        prefix_tokens=prefix, recurrent=rec,
-        cpt_target=None if cpt is None else float(cpt), plan=plan,
-        real=side_turns([t for t in turns if t.side == "real"]),
-        synthetic=side_turns([t for t in turns if t.side == "synthetic"]),
-        n_errors=n_errors,
-        duration_s=float(metrics["measure_s"]) if "measure_s" in metrics else None,
-        complete=bool(metrics.get("complete")), start_time=start, protocol=protocol)
+        run_id=name, condition=cond, style="real text" if rec else style,
+        prefix_tokens=prefix, recurrent=rec, cpt_target=cpt, plan=plan,
+        real=side_turns([t for t in kept if t.side == "real"]),
+        synthetic=side_turns([t for t in kept if t.side == "synthetic"]),
+        n_errors=len(errors.rows),
+        duration_s=float(measure_s) if isinstance(measure_s, int | float)
+        and not isinstance(measure_s, bool) else None,
+        complete=metrics.get("complete") is True, start_time=start, protocol=protocol,
+        path=run, config_run_id=rid if isinstance(rid, str) else None,
+        problems=tuple(problems))
 
 
 def _recipe(name: str) -> SessionRecipe | None:
@@ -356,16 +410,31 @@ def analyse(runs: Sequence[WorkloadRun], *, bootstrap: Bootstrap = BOOTSTRAP
 
 def load_workload_runs(root: Path) -> tuple[list[WorkloadRun], list[str]]:
     """Every workload run under ``root`` (``_``-prefixed folders skipped) in the order they
-    were measured, and one warning line per run left out."""
+    were measured, and one warning line per problem: a run left out, a record excluded. A copy
+    of a run folder (same run_id) and a second run of one condition are left out."""
     runs: list[WorkloadRun] = []
     warnings: list[str] = []
     subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))) \
         if root.is_dir() else []
     for sub in subs:
+        if not (sub / records.CONFIG).exists():
+            warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
+            continue
         try:
-            runs.append(load_workload_run(sub))
+            run = load_workload_run(sub)
         except AnalysisError as err:
-            warnings.append(f"{err}; left out")
+            warnings.append(f"{err}; run skipped")
+            continue
+        warnings.extend(run.problems)
+        runs.append(run)
+
+    def folder(r: WorkloadRun) -> Path:
+        return r.path or Path(r.run_id)
+
+    runs = validate.unique_runs(runs, run_id=lambda r: r.config_run_id or r.run_id,
+                                folder=folder, warnings=warnings)
+    runs = validate.unique_runs(runs, run_id=lambda r: r.condition, folder=folder,
+                                warnings=warnings, what="condition")
     runs.sort(key=lambda r: (r.start_time, r.run_id))
     return runs, warnings
 

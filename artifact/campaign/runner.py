@@ -149,10 +149,11 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
     n_set = config.get("prompt_set", {}).get("n")
     if not isinstance(n_set, int):
         return False
-    if spec.workload is not None:  # turns: at least one readable record per planned turn
-        n_planned = sum(len(r.get("turns", [])) for r in
-                        records.read_jsonl(run / records.SESSIONS).rows)
-        return n_planned > 0 and len(_done_keys(run, spec)) >= n_planned
+    if spec.workload is not None:  # turns: a readable record of every planned turn
+        planned = records.read_plan(run)  # a damaged plan is never a smaller, finished one
+        if planned is None or planned.n_bad_lines or not planned.turns:
+            return False
+        return set(planned.turns) <= _done_keys(run, spec)
     return len(_done_keys(run, spec)) >= n_set * spec.repeats
 
 
@@ -344,7 +345,14 @@ def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
     it (tokenizer and chat template only; nothing is measured) and written there."""
     path = run / records.SESSIONS
     if path.exists():
-        return [session_from_json(r) for r in records.read_jsonl(path).rows]
+        read = records.read_jsonl(path)
+        checked = records.read_plan(run)
+        bad = read.n_bad_lines or (checked.n_bad_lines if checked is not None else 0)
+        if bad:  # measuring the readable part would leave the rest unmeasured for good
+            raise records.RecordError(
+                f"{paths.shown(path)}: {bad} unreadable line(s): the run's plan is damaged; "
+                "move the run folder aside to plan and measure it again")
+        return [session_from_json(r) for r in read.rows]
     assert spec.workload is not None
     recipes = _sessions.load_recipes()
     if spec.prompt_set not in recipes:

@@ -110,13 +110,18 @@ def write_report(
 
 def verify(
     *, ledger: Path, summary: Path, variables: Path, out_dir: Path, figures: Sequence[Path],
-    strict: bool = False, log: Log = _log,
+    strict: bool = False, log: Log = _log, studies: Sequence[Path] = (),
 ) -> list[Outcome]:
     """Recompute every claim, write the report; under ``strict``, raise if any claim is not ok
-    or the analysis raised a warning of a fatal class."""
+    or an analysis raised a warning of a fatal class: the core's (``summary``) or another
+    study's (``studies``: accsplit.json, workload.json; each warning prefixed with its file)."""
     computed = read_computed(summary)
     outcomes = claims.check(claims.load(ledger), computed, read_computed(variables))
     warnings = [str(w) for w in computed.get("warnings", [])]
+    for study in studies:
+        if study.exists():
+            found = read_computed(study).get("warnings", [])
+            warnings += [f"{study.name}: {w}" for w in found if isinstance(w, str)]
     write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict, warnings=warnings)
     bad = [o for o in outcomes if o.status != "ok"]
     for o in bad:
