@@ -19,8 +19,10 @@ One intermediate Markdown per output (``paper.<fmt>.md``): LaTeX gets the bookta
 installed, else through Typst (``typst`` from PyPI), so every machine gets a PDF. Either way the
 figures and tables the engine would read pass :func:`artifact.render.includes.local_file` first,
 the check the arXiv bundle makes: regular files inside the build folder only. The engine used
-is printed and written to ``engine.txt``. ``SOURCE_DATE_EPOCH`` comes from vars.json (the last
-run's start time), so rebuilds give the same bytes.
+is printed and written to ``engine.txt``. Before ``paper.pdf`` is put in place, the layout check
+(:mod:`artifact.render.layout`) fails the build on any text outside the page's text area or
+printed over other text, whichever engine made it. ``SOURCE_DATE_EPOCH`` comes from vars.json
+(the last run's start time), so rebuilds give the same bytes.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import arxiv, catalogue, includes, texchars
+from artifact.render import arxiv, catalogue, includes, layout, texchars
 from artifact.render.text import Raw, environment, md_escape
 
 _log: Log = log_stderr("manuscript")
@@ -234,7 +236,16 @@ def typst_fonts() -> list[str]:
     return [str(Path(matplotlib.get_data_path()) / "fonts" / "ttf")]
 
 
-def _latex(engine: str, build: Path, epoch: int) -> None:
+def check_layout(pdf: Path, *, shown_as: Path, log: Log = _log) -> None:
+    """The layout check on a finished PDF; where poppler's ``pdftotext`` is missing, one line
+    says the check was skipped."""
+    if not layout.available():
+        log(f"{shown_as.name}: layout not checked: pdftotext (poppler-utils) is not installed")
+        return
+    layout.check(pdf, shown_as=shown_as)
+
+
+def _latex(engine: str, build: Path, epoch: int, log: Log = _log) -> None:
     """Compile the standalone ``paper.tex`` itself (twice, for cross-references).
 
     The PDF is then made from exactly the file an arXiv submission holds, and no temporary
@@ -256,6 +267,7 @@ def _latex(engine: str, build: Path, epoch: int) -> None:
             if proc.returncode != 0:
                 tail = " | ".join(proc.stdout.strip().splitlines()[-12:])
                 raise ManuscriptError(f"{engine} paper.tex failed: {tail}")
+        check_layout(Path(work) / "paper.pdf", shown_as=build / "paper.pdf", log=log)
         files.write_bytes(build / "paper.pdf", (Path(work) / "paper.pdf").read_bytes())
 
 
@@ -265,7 +277,7 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
     epoch = _epoch(build)
     engine = catalogue.latex_engine()
     if engine is not None:
-        _latex(engine, build, epoch)
+        _latex(engine, build, epoch, log)
         line = f"{engine} (on paper.tex)"
     else:
         import typst  # the fallback engine, loaded only when no LaTeX engine is installed
@@ -285,6 +297,7 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
             except typst.TypstError as err:
                 said = str(err).strip().splitlines() or ["(no message)"]
                 raise ManuscriptError(f"{build / 'paper.typ'}: typst: {said[0]}") from err
+            check_layout(tmp, shown_as=build / "paper.pdf", log=log)
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
     log(f"paper.pdf made by {line}")
     files.write_text(build / "engine.txt", line + "\n")

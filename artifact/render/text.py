@@ -17,12 +17,13 @@ from typing import Any
 import jinja2
 
 DASH = "\u2014"
+NBSP = "\u00a0"  # inside an interval: "-21 [-53, 26]" never breaks across lines
 
 _TEX = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", DASH: "---",
-    "\u2013": "--", "\u2212": "-", "\u00d7": r"$\times$", "\u00b1": r"$\pm$",
+    "\u2013": "--", "\u2212": "-", "\u00d7": r"$\times$", "\u00b1": r"$\pm$", NBSP: "~",
 }
 _TEX_RE = re.compile("|".join(re.escape(c) for c in _TEX))
 _MD_RE = re.compile(r"([\\`*_{}\[\]<>#|$~^&@!])")
@@ -64,34 +65,49 @@ def is_missing(x: Any) -> bool:
 
 
 def num(x: Any, digits: int = 2) -> str:
-    """A number with fixed decimals, or an em dash when missing.
+    """A number with fixed decimals, or an em dash when missing; a value that rounds to zero
+    prints without a sign (never ``-0.00``).
 
-    >>> num(1.23456), num(None), num(0.0, 1), num(float("nan"))
-    ('1.23', '—', '0.0', '—')
+    >>> num(1.23456), num(None), num(0.0, 1), num(float("nan")), num(-0.004), num(-0.4, 0)
+    ('1.23', '—', '0.0', '—', '0.00', '0')
     """
     if is_missing(x):
         return DASH
     if isinstance(x, int) and not isinstance(x, bool):
         return str(x)
-    return f"{float(x):.{digits}f}"
+    text = f"{float(x):.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
-def interval(x: Any, lo: Any, hi: Any, digits: int = 2) -> str:
-    """``x [lo, hi]``; an em dash when ``x`` is missing.
+def bracket(lo: Any, hi: Any, digits: int = 2) -> str:
+    """``[lo, hi]`` with a no-break space after the comma.
 
-    >>> interval(0.5, 0.4, 0.61)
-    '0.50 [0.40, 0.61]'
+    >>> bracket(-53, 26.0, 0) == "[-53," + NBSP + "26]"
+    True
+    """
+    return f"[{num(lo, digits)},{NBSP}{num(hi, digits)}]"
+
+
+def interval(x: Any, lo: Any, hi: Any, digits: int = 2, unit: str = "") -> str:
+    """``x [lo, hi]`` (``unit`` after ``x``), joined by no-break spaces: the one place every
+    table, caption and sentence gets its intervals from, so none breaks across lines. An em
+    dash when ``x`` is missing.
+
+    >>> interval(0.5, 0.4, 0.61).replace(NBSP, "~")
+    '0.50~[0.40,~0.61]'
+    >>> interval(-21.2, -53, 26, 0, "%").replace(NBSP, " ")
+    '-21% [-53, 26]'
     """
     if is_missing(x):
         return DASH
-    return f"{num(x, digits)} [{num(lo, digits)}, {num(hi, digits)}]"
+    return f"{num(x, digits)}{unit}{NBSP}{bracket(lo, hi, digits)}"
 
 
 def ci(iv: Mapping[str, Any] | None, digits: int = 2) -> str:
     """``mean [low, high]``, the mean alone when there is no interval, a dash when no value.
 
     >>> ci({"n": 2, "mean": 1.5, "sd": 0.1, "low": 1.2, "high": 1.8, "ci_reason": None,
-    ...     "kind": "measured", "over": "runs"})
+    ...     "kind": "measured", "over": "runs"}).replace(NBSP, " ")
     '1.50 [1.20, 1.80]'
     >>> ci({"n": 1, "mean": 1.5, "sd": None, "low": None, "high": None,
     ...     "ci_reason": "fewer than two independent runs", "kind": "measured", "over": "runs"})
@@ -102,6 +118,72 @@ def ci(iv: Mapping[str, Any] | None, digits: int = 2) -> str:
     if iv["low"] is None or iv["high"] is None:
         return num(iv["mean"], digits)
     return interval(iv["mean"], iv["low"], iv["high"], digits)
+
+
+_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen")
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+
+def spelled(n: Any, capital: bool = True) -> str:
+    """A count that opens a sentence, in words (a sentence never starts with a numeral): up to
+    99 spelled out, 0 as "No" (a determiner: "No records were excluded"); larger counts stay
+    numerals.
+
+    >>> spelled(0), spelled(2), spelled(21, capital=False), spelled(140)
+    ('No', 'Two', 'twenty-one', '140')
+    """
+    k = int(n)
+    if k == 0:
+        word = "no"
+    elif 0 < k < 20:
+        word = _ONES[k]
+    elif 20 <= k < 100:
+        word = _TENS[k // 10] + (f"-{_ONES[k % 10]}" if k % 10 else "")
+    else:
+        return str(k)
+    return word[:1].upper() + word[1:] if capital else word
+
+
+def of_total(k: Any, n: Any, capital: bool = True) -> str:
+    """"k of n" opening a sentence, in words: "None of the 7", "Both", "All 5", "Two of the 7".
+
+    >>> of_total(0, 7), of_total(2, 2), of_total(5, 5), of_total(2, 7, capital=False)
+    ('None of the 7', 'Both', 'All 5', 'two of the 7')
+    """
+    k, n = int(k), int(n)
+    if k == 0:
+        text = f"none of the {n}"
+    elif k == n == 2:
+        text = "both"
+    elif k == n and n > 1:
+        text = f"all {n}"
+    else:
+        text = f"{spelled(k, capital=False)} of the {n}"
+    return text[:1].upper() + text[1:] if capital else text
+
+
+def prose_list(items: Any, conj: str = "and") -> str:
+    """Items as a sentence says them: "a", "a and b", "a, b and c" (with semicolons when an
+    item holds a comma). Labels that differ only in their last word share the rest once:
+    "ngram-mod k=2, k=4 and k=8".
+
+    >>> prose_list(["draft model Q2_K k=2", "draft model Q2_K k=4"])
+    'draft model Q2_K k=2 and k=4'
+    >>> prose_list(["ngram-mod k=2", "ngram-cache", "x, y"])
+    'ngram-mod k=2; ngram-cache and x, y'
+    >>> prose_list(["a"]), prose_list([])
+    ('a', '')
+    """
+    xs = [str(x) for x in items]
+    heads = {x.rsplit(" ", 1)[0] for x in xs}
+    if len(xs) > 1 and len(heads) == 1 and all(" " in x for x in xs):
+        xs = [xs[0]] + [x.rsplit(" ", 1)[1] for x in xs[1:]]
+    if len(xs) <= 1:
+        return "".join(xs)
+    sep = "; " if any("," in x for x in xs) else ", "
+    return f"{sep.join(xs[:-1])} {conj} {xs[-1]}"
 
 
 def code(s: Any) -> Raw:
@@ -157,5 +239,10 @@ def environment(
     env.filters["raw"] = Raw
     env.filters["code"] = code
     env.filters["ci"] = ci
+    env.filters["bracket"] = bracket
+    env.filters["spelled"] = spelled
+    env.filters["of_total"] = of_total
+    env.filters["prose_list"] = prose_list
     env.globals["DASH"] = DASH
+    env.globals["NBSP"] = NBSP
     return env

@@ -123,7 +123,7 @@ def test_accsplit_tables_render_the_fixture_numbers(name: str) -> None:
     # chat prompt, draft model, 128 tokens: 4, 5, 6 accepted over 4 rounds in w1..w3
     row = next(r for r in md.splitlines() if r.startswith("| draft") and "chat/" in r)
     # 1.0, 1.25, 1.5: mean 1.25, sd 0.25, t(0.975, 2) * 0.25 / sqrt(3) = 0.62; 256: 10 / 8
-    assert "| 3 | 1.25 \\[0.63, 1.87\\] | 1.25 |" in row
+    assert "| 3 | 1.25\u00a0\\[0.63,\u00a01.87\\] | 1.25 |" in row  # no-break spaces
 
 
 @pytest.mark.parametrize("name", list(tables.WORKLOAD_CONTEXTS))
