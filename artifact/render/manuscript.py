@@ -95,14 +95,14 @@ class _Floats:
             return Raw(f"```{{=latex}}\n\\input{{tables/{name}.tex}}\n```\n")
         text = (self.build / "tables" / f"{name}.md").read_text(encoding="utf-8")
         if self.fmt == "html":
-            text = text.replace("\n: ", f"\n: Table {n}. ", 1)
+            return Raw(html_table(text, n, name))
         return Raw(text)
 
     def figure(self, name: str, caption: str) -> Raw:
         n = self._place("fig", name)
         ext = "pdf" if self.fmt == "latex" else "png"
         if self.fmt == "html":
-            caption = f"Figure {n}. {caption}"
+            return Raw(html_figure(name, n, caption))
         return Raw(f"![{caption}](figures/{name}.{ext}){{#fig:{name} width=100%}}\n")
 
     def claim(self, cid: str) -> str:
@@ -129,6 +129,41 @@ class _Floats:
             n = self.used_claims.count(cid)
             return Raw(f"[{md_escape(text)}]{{#{claim_anchor(cid, n)} .claim}}")
         return text
+
+
+def html_table(md: str, n: int, name: str) -> str:
+    """A pipe table for paper.html: its caption above a box that scrolls sideways, so that at
+    phone width the table scrolls and its caption stays whole (pandoc puts the caption inside
+    the table, which scrolls with it).
+
+    >>> print(html_table("| a |\\n|--|\\n| 1 |\\n\\n: Few rows. {#tbl:t}\\n", 2, "t"))
+    ::: {#tbl:t .table}
+    ::: caption
+    Table 2. Few rows.
+    :::
+    <BLANKLINE>
+    ::: table-scroll
+    | a |
+    |--|
+    | 1 |
+    :::
+    :::
+    <BLANKLINE>
+    """
+    body, sep, caption = md.rstrip("\n").rpartition("\n: ")
+    if not sep:
+        raise ManuscriptError(f"tables/{name}.md: no caption line (': ...') after the table")
+    caption = caption.removesuffix(f"{{#tbl:{name}}}").rstrip()
+    return (f"::: {{#tbl:{name} .table}}\n::: caption\nTable {n}. {caption}\n:::\n\n"
+            f"::: table-scroll\n{body.strip()}\n:::\n:::\n")
+
+
+def html_figure(name: str, n: int, caption: str) -> str:
+    """A figure for paper.html: the image links to the full-size PNG, sits in a box that scrolls
+    sideways at phone width (html.yaml keeps it legible there), and its caption stays below."""
+    src = f"figures/{name}.png"
+    return (f"::: {{#fig:{name} .figure}}\n::: figure-scroll\n[![Figure {n}]({src})]({src})\n"
+            f":::\n\n::: caption\nFigure {n}. {caption}\n:::\n:::\n")
 
 
 def claim_anchor(cid: str, n: int) -> str:

@@ -1,8 +1,11 @@
-"""The reproduction report in a real browser: Debian's Chromium, headless, driven by Playwright.
+"""The reproduction report and the paper in a real browser: Debian's Chromium, headless, driven
+by Playwright.
 
 At 1200 px every column of the claims table shows (no horizontal scroll); at phone width each
 claim is a card that fits the screen; every claim links to its run folders and files, which
 exist, and to the places in paper.html where its number is printed, which hold that number.
+paper.html at phone width: captions stay whole outside their tables' scrolling boxes, and each
+figure links to its full-size PNG.
 
 Needs `chromium` on PATH and the `playwright` package (in the dev lock); skipped without them,
 except where SPECDEC_REQUIRE_BROWSER=1 (CI), where their absence fails. Screenshots go to
@@ -174,4 +177,39 @@ def test_each_claim_links_to_its_number_in_the_paper(browser: Any, built: Path) 
     assert target["top"] >= 0 and target["bottom"] <= DESKTOP["height"]
     assert target["bg"] not in ("rgba(0, 0, 0, 0)", "transparent")
     paper.close()
+    page.close()
+
+
+def test_paper_at_phone_width_keeps_captions_whole_and_links_figures(
+        browser: Any, built: Path, tmp_path: Path) -> None:
+    """paper.html at 390 px: the page itself does not scroll sideways; a wide table scrolls in
+    its own box while its caption stays whole above it; each figure keeps a legible width (in a
+    box of its own) and links to its full-size PNG, which exists."""
+    from artifact.render import catalogue
+
+    page = _open(browser, built / "paper.html", PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    tables = page.eval_on_selector_all("div.table", """els => els.map(d => {
+        const c = d.querySelector(':scope > .caption');
+        const s = d.querySelector(':scope > .table-scroll');
+        const r = c.getBoundingClientRect();
+        return {id: d.id, caption: [r.left, r.right, c.scrollWidth, c.clientWidth],
+                scroll: getComputedStyle(s).overflowX, inside: !!s.querySelector('table'),
+                captionInTable: !!d.querySelector('table caption')};
+    })""")
+    assert [t["id"] for t in tables] == [f"tbl:{n}" for n in catalogue.TABLE_NAMES]
+    for t in tables:
+        left, right, scroll_w, client_w = t["caption"]
+        assert left >= 0 and right <= PHONE["width"] and scroll_w <= client_w, t
+        assert t["scroll"] == "auto" and t["inside"] and not t["captionInTable"], t
+    figures = page.eval_on_selector_all("div.figure", """els => els.map(d => ({id: d.id,
+        href: d.querySelector('a').href, img: d.querySelector('img').getBoundingClientRect().width,
+        caption: d.querySelector(':scope > .caption').getBoundingClientRect().right}))""")
+    assert [f["id"] for f in figures] == [f"fig:{n}" for n in catalogue.FIGURE_NAMES]
+    for f in figures:
+        target, _ = _local(f["href"])
+        assert target == built / "figures" / f"{f['id'][4:]}.png" and target.is_file(), f
+        assert f["img"] >= 500 and f["caption"] <= PHONE["width"], f  # legible, caption whole
+    shot = _shots(tmp_path) / "paper-390.png"
+    page.screenshot(path=str(shot), full_page=False)
     page.close()
