@@ -1,0 +1,55 @@
+"""A fatal warning of another study's analysis (accsplit.json, workload.json) fails
+`doit verify --strict` like the core's, and is listed in the report with its file (issue 19)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from artifact import claims, paths
+from artifact.render import model, report
+from artifact.render import vars as rvars
+
+from .fixture import build_summary
+
+DUP = "run w1-x: results.jsonl: 1 duplicate record(s) excluded, first copy kept: chat/a#0"
+ONE_SIDED = ("run workload-code: 1 session(s) measured on one side only (real:s3), left out "
+             "of the comparison")
+
+
+def _inputs(tmp_path: Path) -> dict[str, Path]:
+    raw = build_summary()
+    raw["warnings"] = []
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps(raw), encoding="utf-8")
+    variables = tmp_path / "vars.json"
+    variables.write_text(json.dumps(rvars.compute(model.load(summary))), encoding="utf-8")
+    return {"ledger": paths.CLAIMS, "summary": summary, "variables": variables,
+            "out_dir": tmp_path / "out"}
+
+
+@pytest.mark.parametrize("name,warning,cls", [("accsplit.json", DUP, "duplicate-records"),
+                                              ("workload.json", ONE_SIDED, "one-sided")])
+def test_a_fatal_warning_of_another_study_fails_strict(tmp_path: Path, name: str, warning: str,
+                                                       cls: str) -> None:
+    kw = _inputs(tmp_path)
+    study = tmp_path / name
+    study.write_text(json.dumps({"warnings": [warning]}), encoding="utf-8")
+    report.verify(**kw, figures=[], studies=[study, tmp_path / "absent.json"])  # type: ignore[arg-type]
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert f"{name}: {warning}".replace("#", "\\#") in text
+    with pytest.raises(claims.ClaimsError, match=rf"analysis warning\(s\) of a fatal class "
+                                                 rf"\({cls}"):
+        report.verify(**kw, figures=[], strict=True, studies=[study])  # type: ignore[arg-type]
+    with pytest.raises(claims.ClaimsError) as err:  # without the study: not this failure
+        report.verify(**kw, figures=[], strict=True)  # type: ignore[arg-type]
+    assert cls not in str(err.value)
+
+
+def test_the_verify_task_reads_both_studies() -> None:
+    from artifact.render import tasks
+
+    deps = set(tasks.task_verify()["file_dep"])
+    assert {str(paths.ACCSPLIT), str(paths.WORKLOAD)} <= deps
