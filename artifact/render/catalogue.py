@@ -28,8 +28,8 @@ class Entry:
 # In the order the paper numbers them.
 TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"),
           Entry("accsplit_cells", data=paths.ACCSPLIT),
-          Entry("accsplit_recon", data=paths.ACCSPLIT),
           Entry("accsplit_figures", data=paths.ACCSPLIT),
+          Entry("accsplit_recon", data=paths.ACCSPLIT),
           Entry("workload", data=paths.WORKLOAD), Entry("ablation", data=paths.WORKLOAD))
 FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"),
            Entry("accsplit", data=paths.ACCSPLIT), Entry("workload", data=paths.WORKLOAD))
