@@ -20,7 +20,7 @@ def copy_runs(pattern: str, dest: Path) -> list[str]:
 def test_acceptance_split_runs_alone_are_a_run_set_with_their_own_variables(
         tmp_path: Path) -> None:
     ids = copy_runs("w?-b1-n128-ngram-mod", tmp_path / "b")
-    assert len(ids) == 5
+    assert len(ids) >= 5  # w1..w5, and any later window
     a, b = runsets.pair_of(paths.RUNS, tmp_path / "b")
     assert b.run_ids == tuple(ids) and not b.runs  # no run of the summary's families
     assert a.run_ids == tuple(ids)  # the reference cut to the same runs
