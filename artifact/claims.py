@@ -358,15 +358,18 @@ def evaluate(claim: Claim, summary: Mapping[str, Any],
 
 
 def format_value(claim: Claim, value: Any) -> str:
-    """A value as the text prints it.
+    """A value as the text prints it (a value that rounds to zero without its sign).
 
-    >>> format_value(Claim(id="x", quantity="vars:a", expected=1.0, format=".1f"), 1.26)
-    '1.3'
+    >>> c = Claim(id="x", quantity="vars:a", expected=1.0, format=".1f")
+    >>> format_value(c, 1.26), format_value(c, -0.04)
+    ('1.3', '0.0')
     """
     if isinstance(value, int | float) and not isinstance(value, bool):
         if claim.format.endswith("d"):
             return format(round(value), claim.format)
-        return format(value, claim.format)
+        text = format(value, claim.format)
+        # a value that rounds to zero prints without a sign, never "-0.0"
+        return text[1:] if text.startswith("-") and not text.strip("-0.") else text
     return str(value)
 
 

@@ -1,8 +1,10 @@
-"""The reproduction report and the ``verify`` gate over the claims ledger.
+"""The claims report and the ``verify`` gate over the claims ledger.
 
-:func:`verify` recomputes every claim of ``experiments/claims.toml`` (:mod:`artifact.claims`),
+:func:`verify` recomputes every claim of ``experiments/claims.toml`` (:mod:`artifact.claims`)
+from the committed runs (a recomputation, not a rerun: ``doit reproduce`` measures again),
 writes ``report.md`` and a self-contained ``report.html`` (figures embedded) listing expected,
-reproduced, difference and status, and fails under ``strict`` if any claim is not ``ok``
+recomputed, difference and status, prints the verdict (claims within tolerance out of all, then
+one line per claim that is not), and fails under ``strict`` if any claim is not ``ok``
 (otherwise each is a warning). :func:`main` is the command line (``python -m artifact.claims``).
 """
 
@@ -124,9 +126,10 @@ def verify(
             warnings += [f"{study.name}: {w}" for w in found if isinstance(w, str)]
     write_report(outcomes, out_dir=out_dir, figures=figures, strict=strict, warnings=warnings)
     bad = [o for o in outcomes if o.status != "ok"]
+    log(verdict(outcomes, out_dir / "report.html"))
     for o in bad:
         log(f"{o.claim.id}: {o.status} (expected {o.claim.describe_expected()}, "
-            f"reproduced {o.reproduced})")
+            f"recomputed {o.reproduced}, tolerance {o.claim.describe_tolerance()})")
     fatal = warning_classes.fatal(warnings)
     busy = claims.contended(outcomes, computed)
     for line in busy:
@@ -144,6 +147,24 @@ def verify(
                          f"({', '.join(names)}; listed in report.md)")
         raise ClaimsError(f"{ledger}: " + "; ".join(parts))
     return outcomes
+
+
+def verdict(outcomes: Sequence[Outcome], report: Path) -> str:
+    """The one line ``doit verify`` prints first: claims within tolerance out of all.
+
+    >>> ok = claims.Claim(id="a", quantity="vars:x", expected=1.0, abs=0.1)
+    >>> print(verdict([Outcome(claim=ok, reproduced=1.0, difference=0.0, status="ok"),
+    ...                Outcome(claim=ok, reproduced=None, difference=None, status="missing")],
+    ...               paths.ROOT / "report.html").replace("; ", ";\\n"))
+    1 of 2 claims within tolerance (recomputed from the committed runs);
+    1 not, listed below;
+    report: report.html
+    """
+    n_ok = sum(1 for o in outcomes if o.status == "ok")
+    rest = len(outcomes) - n_ok
+    tail = f"; {rest} not, listed below" if rest else ""
+    return (f"{n_ok} of {len(outcomes)} claims within tolerance (recomputed from the committed "
+            f"runs){tail}; report: {paths.shown(report)}")
 
 
 def read_computed(path: Path) -> dict[str, Any]:

@@ -243,7 +243,8 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
 
 
 def task_verify() -> dict[str, Any]:
-    """Recompute every claim in experiments/claims.toml; write the reproduction report."""
+    """Recompute every claim in experiments/claims.toml from the committed runs; print the
+    verdict (claims within tolerance out of all, one line per failure); write the claims report."""
     return {
         "actions": [_verify],
         "params": [{"name": "strict", "long": "strict", "type": bool, "default": False,

@@ -33,7 +33,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 DESKTOP = {"width": 1200, "height": 900}
 PHONE = {"width": 390, "height": 844}
-COLUMNS = ["Claim", "Expected", "Reproduced", "Difference", "Tolerance", "Status", "Runs",
+COLUMNS = ["Claim", "Expected", "Recomputed", "Difference", "Tolerance", "Status", "Runs",
            "In the paper"]
 
 
@@ -155,7 +155,7 @@ def test_each_claim_links_to_its_number_in_the_paper(browser: Any, built: Path) 
     page = _open(browser, built / "report.html", DESKTOP)
     rows = page.eval_on_selector_all("table.claims tbody tr", """els => els.map(r => ({
         id: r.id.replace(/^claim-/, ''),
-        reproduced: r.querySelector('td[data-label=Reproduced]').innerText.trim(),
+        reproduced: r.querySelector('td[data-label=Recomputed]').innerText.trim(),
         spots: [...r.querySelectorAll('a.spot')].map(a => a.href)}))""")
     printed = [r for r in rows if r["spots"]]
     assert printed, "no claim links to the paper"
