@@ -1,13 +1,15 @@
-"""Time a full build of the paper from summary.json, and a no-op rebuild.
+"""Time a full build of the paper from the analysis outputs, and a no-op rebuild.
 
 Copies what the rendering half needs (``artifact/``, ``templates/``, ``manuscript/`` sources,
-``experiments/claims.toml``) into a temporary directory with a summary (the real
-``experiments/analysis/summary.json`` by default, another with ``--summary``, the test fixture
-with ``--fixture``), then runs
+``experiments/claims.toml``) into a temporary directory with every analysis output the render
+tasks read (``summary.json`` and each study's JSON, :data:`needed`): the real ones of
+``experiments/analysis`` by default (``--summary`` replaces the summary), or with ``--fixture``
+the test fixtures (``costmodel.json`` is computed from the committed step costs), then runs
 ``doit`` there twice: the first run builds everything (tables, figures, vars, tex, html, pdf,
 report, manifest), the second must find nothing to do. Goal: full < 30 s, no-op < 1 s.
+``--quick`` checks the benchmark works in seconds: the fixtures, tables and vars.json only.
 
-    python benchmarks/bench_build.py [--summary PATH | --fixture] [--keep]
+    python benchmarks/bench_build.py [--summary PATH | --fixture] [--keep] [--quick]
 """
 
 from __future__ import annotations
@@ -29,8 +31,46 @@ DOIT_CONFIG = {"backend": "sqlite3", "dep_file": ".doit.db", "verbosity": 0}
 '''
 
 
-def stage(dest: Path, summary: Path | None) -> None:
-    """A minimal copy of the repository with a summary in place."""
+def needed() -> list[Path]:
+    """Every analysis output a render task reads (the catalogue's data files, the summary)."""
+    sys.path.insert(0, str(ROOT))
+    from artifact import paths
+    from artifact.render import catalogue
+
+    data = {e.data for e in (*catalogue.TABLES, *catalogue.FIGURES)}
+    rest = data | {paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL}
+    return [paths.SUMMARY, *sorted(rest - {paths.SUMMARY})]  # the cost model reads the summary
+
+
+def write_fixture(target: Path) -> None:
+    """The test fixture for one analysis output, at ``target`` (named as in experiments/)."""
+    sys.path.insert(0, str(ROOT))
+    from artifact import paths
+
+    if target.name == paths.SUMMARY.name:
+        from tests.render.fixture import write_summary
+
+        write_summary(target)
+    elif target.name == paths.ACCSPLIT.name:
+        from tests.render.accsplit_fixture import write_accsplit
+
+        write_accsplit(target)
+    elif target.name == paths.WORKLOAD.name:
+        from tests.workload_corpus import write_workload_fixture
+
+        if not target.exists():  # the summary's fixture writes it too
+            write_workload_fixture(target)
+    elif target.name == paths.COSTMODEL.name:  # no fixture: the committed step costs
+        from artifact.analysis.costmodel import write
+
+        write(paths.COST_RUNS, paths.RUNS, target.parent / paths.SUMMARY.name, target)
+    else:
+        raise SystemExit(f"bench_build: no fixture for {target.name}: add one to write_fixture")
+
+
+def stage(dest: Path, summary: Path | None, analysis: Path | None) -> None:
+    """A minimal copy of the repository with the analysis outputs in place: ``summary`` (or
+    the fixture's), the other outputs from ``analysis`` (or the fixtures)."""
     for d in ("artifact", "templates"):
         shutil.copytree(ROOT / d, dest / d, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "manuscript").mkdir()
@@ -39,14 +79,18 @@ def stage(dest: Path, summary: Path | None) -> None:
     shutil.copytree(ROOT / "manuscript" / "defaults", dest / "manuscript" / "defaults")
     (dest / "experiments" / "analysis").mkdir(parents=True)
     shutil.copy2(ROOT / "experiments" / "claims.toml", dest / "experiments" / "claims.toml")
-    target = dest / "experiments" / "analysis" / "summary.json"
-    if summary is not None:
-        shutil.copy2(summary, target)
-    else:
-        sys.path.insert(0, str(ROOT))
-        from tests.render.fixture import write_summary
-
-        write_summary(target)
+    for out in needed():
+        target = dest / out.relative_to(ROOT)
+        source = summary if out.name == "summary.json" else (
+            analysis / out.name if analysis is not None else None)
+        if source is None:
+            write_fixture(target)
+        elif source.is_file():
+            shutil.copy2(source, target)
+        else:
+            raise SystemExit(f"bench_build: {source}: not found (build it with `doit "
+                             "analysis accsplit workload costmodel`, or use --fixture)")
+    shutil.rmtree(dest / "experiments" / "analysis" / "_workload_runs", ignore_errors=True)
     (dest / "dodo.py").write_text(DODO, encoding="utf-8")
 
 
@@ -71,21 +115,29 @@ def main() -> int:
                     help="summary.json to build from (default: experiments/analysis/summary.json)")
     ap.add_argument("--fixture", action="store_true", help="build from the test fixture")
     ap.add_argument("--keep", action="store_true", help="keep the build directory")
+    ap.add_argument("--quick", action="store_true",
+                    help="check the benchmark works: the fixtures, tables and vars.json only")
     args = ap.parse_args()
-    summary = args.summary
-    if summary is None and not args.fixture:
-        real = ROOT / "experiments" / "analysis" / "summary.json"
-        summary = real if real.is_file() else None
+    real = ROOT / "experiments" / "analysis"
+    fixture = args.fixture or args.quick or not (real / "summary.json").is_file()
+    analysis = None if fixture else real
+    summary = args.summary or (real / "summary.json" if analysis is not None else None)
+    tasks = ["tables", "manuscript:vars"] if args.quick else []
     tmp = Path(tempfile.mkdtemp(prefix="bench-build-"))
     try:
-        stage(tmp, summary)
-        print(f"summary: {summary if summary is not None else 'test fixture'}")
+        stage(tmp, summary, analysis)
+        print(f"summary: {summary if summary is not None else 'test fixture'}; other analysis "
+              f"outputs: {analysis if analysis is not None else 'test fixtures'}")
         doit(tmp, "list")  # warm-up: byte-compile the package, start the interpreter once
-        full = doit(tmp)
-        noop = doit(tmp)
-        engine = (tmp / "manuscript" / "build" / "engine.txt").read_text().strip()
-        print(f"full build: {full:.2f} s (pdf: {engine})")
-        print(f"no-op:      {noop:.2f} s")
+        full = doit(tmp, *tasks)
+        noop = doit(tmp, *tasks)
+        if args.quick:
+            print(f"quick: tables and vars.json built in {full:.2f} s, no-op {noop:.2f} s "
+                  "(a check that the benchmark works, not a measurement)")
+        else:
+            engine = (tmp / "manuscript" / "build" / "engine.txt").read_text().strip()
+            print(f"full build: {full:.2f} s (pdf: {engine})")
+            print(f"no-op:      {noop:.2f} s")
         if args.keep:
             print(f"kept: {tmp}")
     finally:
