@@ -564,33 +564,31 @@ def plot_acc_batch(ax: Axes, rows: Sequence[acc.BatchContrast], *, budget: int) 
         colour = OKABE_ITO[ci % len(OKABE_ITO)]
         ivs = [by.get((config, lab)) for lab in labels]
         mean[config] = tuple(iv["mean"] if iv else None for iv in ivs)
-        first = True
         for li, iv in enumerate(ivs):
             if iv is None or iv["mean"] is None:
                 continue
             y = li + (ci - (len(configs) - 1) / 2) * width
             if iv["low"] is not None and iv["high"] is not None:
                 ax.plot([iv["low"], iv["high"]], [y, y], color=colour, linewidth=1.0)
-            ax.plot([iv["mean"]], [y], "o", color=colour, markersize=3.0,
-                    label=config if first else None)
-            first = False
+            ax.plot([iv["mean"]], [y], "o", color=colour, markersize=3.0)
     ax.axvline(0.0, color="0.6", linewidth=0.6)
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(list(labels))
     ax.invert_yaxis()
     ax.set_xlabel("Batch b \u2212 batch 1")
-    ax.set_title("(c) Same window", loc="left")
-    if configs:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1)
+    ax.set_title("(c) Same window", loc="left")  # colours as in (a) and (b): no legend
     return BatchPoints(labels, configs, mean)
 
 
 def fig_accsplit(data: acc.AccSplit) -> Figure:
     budget = min(data["protocol"]["budgets"])
     contrasts = data["batch_contrasts"]
-    if contrasts:
-        fig, (a, b, c) = _figure(2.8, ncols=3, width_ratios=[0.9, 1.3, 0.8])
-        plot_acc_batch(c, contrasts, budget=budget)
+    if contrasts:  # (c) below (a) and (b): beside them it squeezes (b)'s prompt labels
+        fig = plt.figure(figsize=(TEXT_WIDTH_IN, 4.0), layout="constrained")
+        axd = fig.subplot_mosaic([["a", "b"], ["c", "c"]], width_ratios=[1.0, 1.35],
+                                 height_ratios=[2.6, 1.0])
+        a, b = axd["a"], axd["b"]
+        plot_acc_batch(axd["c"], contrasts, budget=budget)
     else:
         fig, (a, b) = _figure(2.6, ncols=2, width_ratios=[1.0, 1.35])
     plot_acc_positions(a, data["by_config"], budget=budget)
