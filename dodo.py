@@ -99,7 +99,7 @@ def task_prompts() -> Iterator[dict[str, Any]]:
     try:
         recipes = prompts.load_recipes()
     except ArtifactError as err:  # the paper build does not need the recipes: say it on request
-        yield _invalid(err)
+        yield _invalid(err, paths.PROMPT_RECIPES)
         return
     for name in recipes:
         dest = prompts.prompt_set_path(name)
@@ -123,7 +123,7 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
     try:
         camp = load_campaign(file, executor_kind=executor)
     except ArtifactError as err:  # `doit list` and the paper build go on; `doit campaign` says it
-        yield _invalid(err)
+        yield _invalid(err, file)
         return
     if camp.executor.kind == "slurm":
         yield from _slurm_tasks(camp, runs_root, executor, wait)
@@ -164,14 +164,17 @@ def _run_is_current(spec: RunSpec, runs_root: Path) -> bool:
     return runner.run_is_current(spec, runs_root)
 
 
-def _invalid(err: ArtifactError) -> dict[str, Any]:
-    """A subtask standing for an input that cannot be read: it fails with the one line."""
+def _invalid(err: ArtifactError, file: Path) -> dict[str, Any]:
+    """A subtask standing for an input file that cannot be read, named after it
+    (``campaign:invalid-cpu-study``: two failing files never collide): it fails with the one
+    line. The paper build depends on none of these, so a typo in a campaign or in the
+    uncommitted experiments/site.toml stops only the task that needs it."""
     line = one_line(err)
 
     def fail() -> TaskFailed:
         return TaskFailed(f"error: {line}")
 
-    return {"name": "invalid", "doc": f"cannot be built: {line}", "actions": [fail],
+    return {"name": f"invalid-{file.stem}", "doc": f"cannot be built: {line}", "actions": [fail],
             "uptodate": [False]}
 
 
@@ -198,7 +201,7 @@ def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
 
         local_only(camp.runs, paths.shown(file))
     except ArtifactError as err:
-        yield _invalid(err)
+        yield _invalid(err, file)
         return
     if camp.executor.slurm.runs_dir and runs_root == paths.RUNS:
         runs_root = Path(camp.executor.slurm.runs_dir)
@@ -369,7 +372,8 @@ def task_reproduce() -> dict[str, Any]:
             {"name": "dry_run", "long": "dry-run", "type": bool, "default": False,
              "help": "calibrate and print the plan with its ETA; measure nothing else"},
         ],
-        "task_dep": ["toolchain"],
+        # No task_dep on the toolchain: the selection (--runs, --kick) is checked first, in
+        # one line, and llama-server is built on demand only when something will be measured.
         "uptodate": [False],  # measuring is never skipped as up to date; it resumes instead
         "verbosity": 2,
     }

@@ -8,11 +8,14 @@ Prints, per run and for the whole campaign:
 - side by side, the client's own processing of one request: the same streaming client fed a
   recorded-shape stream (one event per token) by ``httpx.MockTransport``, so no server time.
 
-    python benchmarks/bench_campaign.py [RUNS_DIR]     # default: experiments/runs
+    python benchmarks/bench_campaign.py [RUNS_DIR] [--quick]    # default: experiments/runs
+
+``--quick``: the first two runs and 20 client requests (checks that the benchmark works).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -53,8 +56,9 @@ def client_only_ms(n_events: int = 129, n_requests: int = 200) -> list[float]:
     return asyncio.run(go())
 
 
-def main(root: Path) -> int:
-    runs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_"))
+def main(root: Path, quick: bool = False) -> int:
+    runs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")
+                  and (p / records.METRICS).exists())[: 2 if quick else None]
     if not runs:
         print(f"no run directories under {root}")
         return 1
@@ -88,7 +92,7 @@ def main(root: Path) -> int:
              for r in records.read_results(run)[0] if r.ttft_ms is not None]
     print(f"  of which before the first token (ttft - prompt_ms): median {np.median(heads):.2f} ms "
           "(server-side tokenization, slot launch, HTTP: outside the server's timings)")
-    own = client_only_ms()
+    own = client_only_ms(n_requests=20 if quick else 200)
     print(f"client's own processing of a 129-event stream (MockTransport, no server): "
           f"median {np.median(own):.2f} ms, p95 {np.percentile(own, 95):.2f} ms "
           f"(ratio to the measured overhead: {np.median(own) / np.median(all_over):.2f})")
@@ -100,4 +104,9 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else paths.RUNS))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("runs_dir", nargs="?", type=Path, default=paths.RUNS)
+    ap.add_argument("--quick", action="store_true",
+                    help="two runs, 20 client requests: checks that the benchmark works")
+    a = ap.parse_args()
+    sys.exit(main(a.runs_dir, a.quick))

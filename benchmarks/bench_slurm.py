@@ -2,6 +2,7 @@
 
     python benchmarks/bench_slurm.py                 # the kick campaign through Slurm, measured
     python benchmarks/bench_slurm.py RUNS_DIR        # report on runs already measured via Slurm
+    python benchmarks/bench_slurm.py --quick         # the report on a made-up ledger: it works
 
 Without RUNS_DIR it runs the kick campaign (3 runs, one job each) through the Slurm executor into
 a scratch folder, on the cluster that ``SLURM_CONF`` names (``bash scripts/slurm-cluster start``
@@ -69,7 +70,25 @@ def report(runs: Path) -> int:
     return 0
 
 
+def quick() -> int:
+    """The report on a made-up run with one requeued job: checks that the benchmark works
+    without a cluster, a server or a model (the numbers are the ledger's, not a measurement)."""
+    with tempfile.TemporaryDirectory(prefix="bench-slurm-") as tmp:
+        run = Path(tmp) / "runs" / "kick-run"
+        rows = [(ledger.submitted("7", 100.0, 0.05, "x.out"), 100.0),
+                (ledger.started("7", "node1", 0, {}), 101.5),
+                (ledger.event("checkpoint", "7", "node1"), 120.0),
+                (ledger.started("7", "node2", 1, {}), 125.0),
+                (ledger.finished("7", "node2", True), 160.0)]
+        for row, unix_s in rows:
+            ledger.append(run, {**row, "unix_s": unix_s})
+        (run / records.METRICS).write_text('{"measure_s": 30.0}', encoding="utf-8")
+        return report(run.parent)
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--quick"]:
+        return quick()
     if len(sys.argv) > 1:
         return report(Path(sys.argv[1]))
     with tempfile.TemporaryDirectory(prefix="bench-slurm-") as tmp:

@@ -68,10 +68,41 @@ def test_a_bad_campaign_file_is_one_failing_subtask(tmp_path: Path) -> None:
     bad = tmp_path / "c.toml"
     bad.write_text("[campaign\nname = 'x'\n")
     (task,) = list(dodo._campaign_tasks(bad, tmp_path / "runs"))
-    assert task["name"] == "invalid" and "not valid TOML" in task["doc"]
+    assert task["name"] == "invalid-c" and "not valid TOML" in task["doc"]
     out = task["actions"][0]()
     assert isinstance(out, TaskFailed) and out.message.count("\n") == 0
     assert out.message.startswith("error: ") and "c.toml" in out.message
+
+
+def test_a_typo_in_the_site_file_stops_only_the_campaigns_naming_the_file(tmp_path: Path
+                                                                           ) -> None:
+    """Issue 19: one unknown key in experiments/site.toml made every campaign file fail under
+    the one name `campaign:invalid`, so doit refused every command (the paper build too) with
+    an error naming no file. Each failing file is its own task, named after it."""
+    root = _copy(tmp_path / "tree")
+    site = root / "experiments" / "site.toml"
+    site.write_text('[executor]\nkind = "local"\nbogus = 1\n', encoding="utf-8")
+    listed = _doit(root, "list", "--all")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    names = [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
+    assert "campaign:invalid-cpu-study" in names and "campaign:invalid" not in names
+    built = _doit(root, "analysis", "accsplit")  # the paper's first steps never read the site
+    assert built.returncode == 0, built.stdout + built.stderr
+    measured = _doit(root, "campaign")
+    out = measured.stdout + measured.stderr
+    assert measured.returncode != 0 and "Traceback" not in out
+    assert "+ experiments/site.toml: executor.bogus: unknown key" in out, out
+
+
+def test_two_invalid_campaign_files_are_two_tasks(tmp_path: Path) -> None:
+    import dodo
+
+    made = []
+    for name in ("one", "two"):
+        bad = tmp_path / f"{name}.toml"
+        bad.write_text("[campaign\n")
+        made += list(dodo._campaign_tasks(bad, tmp_path / "runs"))
+    assert [t["name"] for t in made] == ["invalid-one", "invalid-two"]
 
 
 def test_the_paper_build_in_a_copy_never_starts_a_campaign(tmp_path: Path) -> None:
