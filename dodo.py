@@ -338,13 +338,14 @@ def task_reproduce() -> dict[str, Any]:
     """
 
     def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, campaign: str,
-            strict: bool, dry_run: bool) -> bool:
+            strict: bool, dry_run: bool, no_wait: bool) -> bool:
         from artifact.reproduce.command import main
 
         argv = ["run", *(f"--runs={r}" for r in runs)]
         if campaign:
             argv.append(f"--campaign={campaign}")
         argv += ["--kick"] * kick + ["--strict"] * strict + ["--dry-run"] * dry_run
+        argv += ["--no-wait"] * no_wait
         if prompts_per_domain:
             argv.append(f"--prompts-per-domain={prompts_per_domain}")
         if into:
@@ -371,6 +372,9 @@ def task_reproduce() -> dict[str, Any]:
              "help": "fail on a failed or violated claim, or any failure on the same hardware"},
             {"name": "dry_run", "long": "dry-run", "type": bool, "default": False,
              "help": "calibrate and print the plan with its ETA; measure nothing else"},
+            {"name": "no_wait", "long": "no-wait", "type": bool, "default": False,
+             "help": "if another measurement holds this host's lock, fail at once instead "
+                     "of waiting for it"},
         ],
         # No task_dep on the toolchain: the selection (--runs, --kick) is checked first, in
         # one line, and llama-server is built on demand only when something will be measured.
