@@ -57,9 +57,11 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -340,12 +342,19 @@ def _typed(v: Any, kind: str) -> bool:
     return isinstance(v, str)
 
 
+# The types json.loads gives a value of each kind: a value of exactly one of them passes without
+# :func:`_typed`'s checks (which decide for anything else, e.g. a subclass, with the same verdict).
+_EXACT = {_INT: frozenset({int}), _NUM: frozenset({int, float}), _STR: frozenset({str})}
+
+
 def _check_kinds(row: dict[str, Any], kinds: dict[str, str], optional: frozenset[str],
                  prefix: str = "") -> None:
     """Each field of ``kinds`` present with its JSON type (``optional`` ones may be null);
     a missing field is a KeyError, a mistyped one a TypeError naming it."""
     for k, kind in kinds.items():
         v = row.get(k) if k in optional else row[k]
+        if type(v) in _EXACT[kind]:
+            continue
         if not (v is None and k in optional) and not _typed(v, kind):
             raise TypeError(f"{prefix}{k}: expected a {kind}, got {v!r}")
 
@@ -359,14 +368,24 @@ def _timings(row: dict[str, Any]) -> Timings:
     return Timings(**tv)
 
 
+_NUMBER_TYPES = frozenset({int, float})
+
+
 def _check_events(row: dict[str, Any]) -> None:
-    """``event_ms`` a list of numbers; ``event_text`` (when present) strings, one per event."""
+    """``event_ms`` a list of numbers; ``event_text`` (when present) strings, one per event.
+
+    One per token, so this runs per record on lists of a hundred values: the types are first
+    compared as a set (a decoded JSON number is exactly int or float), and only a list with any
+    other type is checked one by one (the same verdict: bool is an int but not a number here).
+    """
     events = row["event_ms"]
-    if not isinstance(events, list) or not all(_typed(x, _NUM) for x in events):
+    if not isinstance(events, list) or not (set(map(type, events)) <= _NUMBER_TYPES
+                                            or all(_typed(x, _NUM) for x in events)):
         raise TypeError("event_ms: expected a list of numbers")
     text = row.get("event_text")
     if text is not None and (not isinstance(text, list) or len(text) != len(events)
-                             or not all(isinstance(x, str) for x in text)):
+                             or not (set(map(type, text)) <= {str}
+                                     or all(isinstance(x, str) for x in text))):
         raise TypeError("event_text: expected a string per event")
 
 
@@ -451,6 +470,24 @@ def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
     >>> event_problem([2.0, 1.0], 3.0)
     'event_ms[1] 1.0 before event_ms[0] 2.0'
     """
+    if not event_ms:
+        return None
+    # The common case at C speed: in order (NaN compares false), the first not negative and the
+    # last finite, so every one is finite and not negative; otherwise the loop names the first.
+    prev = event_ms[-1]
+    if not (event_ms[0] >= 0 and all(map(operator.le, event_ms, islice(event_ms, 1, None)))
+            and math.isfinite(prev)):
+        problem = _first_event_problem(event_ms)
+        if problem is not None:
+            return problem
+    if e2e_ms is not None and math.isfinite(e2e_ms) and prev > e2e_ms + EVENT_SLACK_MS:
+        return f"event_ms[{len(event_ms) - 1}] {prev!r} after the end of the request " \
+               f"(e2e_ms {e2e_ms!r})"
+    return None
+
+
+def _first_event_problem(event_ms: list[float]) -> str | None:
+    """The first event that is not finite, negative or out of order, or None."""
     prev = 0.0
     for i, v in enumerate(event_ms):
         if not math.isfinite(v) or v < 0:
@@ -458,10 +495,6 @@ def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
         if v < prev:
             return f"event_ms[{i}] {v!r} before event_ms[{i - 1}] {prev!r}"
         prev = v
-    if event_ms and e2e_ms is not None and math.isfinite(e2e_ms) \
-            and prev > e2e_ms + EVENT_SLACK_MS:
-        return f"event_ms[{len(event_ms) - 1}] {prev!r} after the end of the request " \
-               f"(e2e_ms {e2e_ms!r})"
     return None
 
 
