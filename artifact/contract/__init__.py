@@ -19,6 +19,7 @@ of the error tree (:mod:`artifact.errors`); nothing else of ours is imported.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -28,7 +29,9 @@ from artifact.errors import ArtifactError
 __all__ = ["check", "check_version", "describe", "schema_markdown"]
 
 
+@functools.cache
 def _hints(td: type) -> dict[str, Any]:
+    """A TypedDict's field types (read only; cached: a summary checks thousands of objects)."""
     return get_type_hints(td, include_extras=True)
 
 
