@@ -3,6 +3,9 @@
     nice -n 19 python benchmarks/bench_analysis.py [--scales 1 4 16] [--repeats 3] [--quick]
 
 ``--quick``: a 0.05x corpus, one repeat, no loop baselines (checks that the benchmark works).
+``--baseline REV``: instead, the whole analysis at each scale here and at git revision REV, in
+separate processes taking turns, ``--repeats`` times each: the CPU per record of both and their
+ratio, side by side (the machine's drift reaches both alike).
 
 Prints:
 1. the whole analysis (``build_summary``: load, pair, statistics, rounding) on the 1x corpus,
@@ -21,7 +24,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -108,10 +114,55 @@ def loop_joint(groups: list[tuple[str, str, np.ndarray]]) -> None:
         np.quantile(means, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=0)
 
 
+_CHILD = '''
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from artifact.analysis import build_summary
+root = Path(sys.argv[2])
+build_summary(root)
+t = time.process_time()
+build_summary(root)
+print(time.process_time() - t)
+'''
+
+
+def _one(tree: Path, corpus: Path) -> float:
+    """CPU seconds of one warm ``build_summary`` of ``corpus`` with the package of ``tree``."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(tree), str(corpus)], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
+def side_by_side(rev: str, roots: dict[float, Path], repeats: int, tmp: Path) -> None:
+    """The whole analysis with this tree's package and with ``rev``'s, taking turns."""
+    base = tmp / "baseline"
+    base.mkdir()
+    archive = tmp / "baseline.tar"
+    with archive.open("wb") as f:
+        subprocess.run(["git", "archive", "--format=tar", rev, "artifact"], cwd=ROOT, check=True,
+                       stdout=f)
+    with tarfile.open(archive) as t:
+        t.extractall(base, filter="data")
+    print(f"\nwhole analysis, CPU us per record, median of {repeats} warm calls in turns: "
+          f"now against {rev}")
+    print(f"  {'scale':>6s} {'records':>8s} {'now':>8s} {rev[:12]:>12s} {'now/base':>9s}")
+    for scale, root in roots.items():
+        n_rec = sum(1 for p in root.glob("*/results.jsonl") for _ in p.open())
+        now, old = [], []
+        for _ in range(repeats):
+            now.append(_one(ROOT, root))
+            old.append(_one(base, root))
+        a, b = statistics.median(now) / n_rec * 1e6, statistics.median(old) / n_rec * 1e6
+        print(f"  {scale:5g}x {n_rec:8d} {a:8.1f} {b:12.1f} {a / b:9.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scales", type=float, nargs="+", default=[1.0, 4.0, 16.0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline", default="",
+                        help="git revision: the whole analysis here and there, side by side")
     parser.add_argument("--quick", action="store_true",
                         help="a 0.05x corpus, one repeat, no loops: checks that it works")
     args = parser.parse_args()
@@ -128,6 +179,9 @@ def main() -> None:
             print(f"corpus {scale:g}x: {len(list(root.iterdir()))} runs, {n_rec} records, "
                   f"{mib:.0f} MiB (written in {time.perf_counter() - w:.1f} s)")
             roots[scale] = root
+        if args.baseline:
+            side_by_side(args.baseline, roots, args.repeats, Path(tmp))
+            return
         base = roots[args.scales[0]]
 
         build_summary(base)  # warm-up: imports, caches, first-touch allocations
