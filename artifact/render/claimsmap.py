@@ -130,7 +130,14 @@ def update(readme: str, section: str, where: str = "README.md") -> str:
 def current(readme: Path = paths.ROOT / "README.md", ledger: Path = paths.CLAIMS,
             runs_root: Path = paths.RUNS) -> tuple[str, str]:
     """(README as it is, README as ``doit readme`` would write it)."""
-    text = readme.read_text(encoding="utf-8")
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ClaimsMapError(f"{paths.shown(readme)}: file not found; `doit readme` rewrites "
+                             "the claims-map section of an existing README") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ClaimsMapError(f"{paths.shown(readme)}: cannot be read as UTF-8 text: "
+                             f"{err}") from None
     return text, update(text, render(claims.load(ledger), runs_root), str(readme))
 
 

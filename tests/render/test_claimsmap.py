@@ -55,3 +55,12 @@ def test_time_is_what_the_runs_measured(tmp_path: Path) -> None:
     row = claimsmap.render(ledger, tmp_path).splitlines()[-1]
     assert row == ("| `c` | 1.00 (exact) | Results | none: all 1 run | about 3 min | "
                    "4 cores, X, 2 server threads, no GPU |")
+
+
+def test_a_missing_or_unreadable_readme_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(claimsmap.ClaimsMapError, match=r"README\.md: file not found"):
+        claimsmap.current(tmp_path / "README.md")
+    bad = tmp_path / "README.md"
+    bad.write_bytes(b"\xff\xfe not text")
+    with pytest.raises(claimsmap.ClaimsMapError, match=r"README\.md: cannot be read"):
+        claimsmap.current(bad)
