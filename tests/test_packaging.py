@@ -61,7 +61,14 @@ def test_lock_covers_pyproject() -> None:
             "run `bash scripts/lock`")
 
 
-@pytest.mark.parametrize("path", ["scripts/build", "scripts/test", "Dockerfile"])
+@pytest.mark.parametrize("path", ["scripts/build", "scripts/test"])
+def test_the_two_commands_install_into_the_projects_own_venv(path: str) -> None:
+    text = (ROOT / path).read_text(encoding="utf-8")
+    assert ". scripts/venv.sh" in text
+    assert "pip install" not in text  # only through the venv, never into the global Python
+
+
+@pytest.mark.parametrize("path", ["scripts/venv.sh", "Dockerfile"])
 def test_everything_installs_the_lock_with_hashes(path: str) -> None:
     text = (ROOT / path).read_text(encoding="utf-8")
     assert "--require-hashes -r requirements.lock" in text
