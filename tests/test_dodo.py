@@ -10,7 +10,8 @@ from pathlib import Path
 
 from artifact import paths
 
-COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs")
+COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs",
+        "experiments/runs-cost")
 FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml")
 
 

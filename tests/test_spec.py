@@ -163,7 +163,9 @@ def test_accsplit_campaign_shape() -> None:
 
     camp = load_campaign(paths.CAMPAIGNS / "accsplit.toml")
     windows = {r.window for r in camp.runs}
-    assert windows == {"w1", "w2", "w3", "w4", "w5"}
+    first_date = {"w1", "w2", "w3", "w4", "w5"}
+    second_date = {"w6", "w7", "w8"}  # issue 18: a second date, with a long budget
+    assert windows == first_date | second_date
     for r in camp.runs:
         assert r.temperature == 1.0 and r.ignore_eos and r.seed_per_repeat and r.threads == 1
         assert r.metrics_per_request == (r.concurrency == 1)
@@ -171,12 +173,18 @@ def test_accsplit_campaign_shape() -> None:
     for w in windows:  # every window holds the short-budget batch-1 cells
         assert {r.drafter for r in camp.runs
                 if r.window == w and r.concurrency == 1 and r.n_predict == 128} == drafters
-    assert {r.n_predict for r in camp.runs} == {128, 256}
+    assert {r.n_predict for r in camp.runs} == {128, 256, 1024}
     batches = {r.concurrency: {x.window for x in camp.runs if x.concurrency == r.concurrency}
                for r in camp.runs}
-    assert batches == {1: {"w1", "w2", "w3", "w4", "w5"}, 2: {"w2"}, 4: {"w3"}}
-    # the long budget beside the short one, same seed, in three windows
+    assert batches == {1: windows, 2: {"w2", "w6"}, 4: {"w3", "w7"}}
+    # the long budgets beside the short one, same seed, in three windows each
     assert {r.window for r in camp.runs if r.n_predict == 256} == {"w1", "w4", "w5"}
-    assert {r.drafter for r in camp.runs if r.concurrency > 1} == drafters - {"none"}
+    assert {r.window for r in camp.runs if r.n_predict == 1024} == second_date
+    assert {r.drafter for r in camp.runs if r.n_predict == 1024} == drafters - {"none"}
+    # batch strata: the drafters only on the first date; with a no-draft control on the second
+    for w, expected in (("w2", drafters - {"none"}), ("w3", drafters - {"none"}),
+                        ("w6", drafters), ("w7", drafters)):
+        assert {r.drafter for r in camp.runs if r.window == w and r.concurrency > 1} == expected
     seeds = {w: {r.seed for r in camp.runs if r.window == w} for w in windows}
-    assert all(len(s) == 1 for s in seeds.values()) and len(set.union(*seeds.values())) == 5
+    assert all(len(s) == 1 for s in seeds.values())
+    assert len(set.union(*seeds.values())) == len(windows)

@@ -38,6 +38,7 @@ import dataclasses
 import datetime as dt
 import itertools
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -657,9 +658,52 @@ def _recorded(r: records.Result) -> bool:
     return r.contention is not None and "unavailable" not in r.contention
 
 
+def _foreign_cores(r: records.Result) -> float | None:
+    """The request's foreign CPU (cores) from its contention record; None without one."""
+    v = r.contention.get("foreign_cores") if isinstance(r.contention, dict) else None
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def machine(run: Run) -> str:
+    """The machine a run measured on, as its fingerprint names it: CPU model and cores."""
+    env = run.desc.environment
+    return f"{env.get('cpu_model') or 'unknown CPU'}, {env.get('cpu_cores') or '?'} cores"
+
+
+def window_machines(runs: Sequence[Run]) -> dict[str, str]:
+    """Per window (of its included requests): the machine(s) its runs measured on."""
+    by: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        for w in {r.window or "none" for r in run.included}:
+            by[w].add(machine(run))
+    return {w: "; ".join(sorted(m)) for w, m in sorted(by.items())}
+
+
+def _one_machine(out: dict[str, C.WindowLoad], machines: Mapping[str, str]) -> None:
+    """Timing figures pool the quiet windows of one machine: where quiet windows ran on
+    several, those of the machine with the most quiet windows (then: the most with a contention
+    record) are kept and the others marked not quiet, with the reason."""
+    quiet = [w for w in out if out[w]["quiet"]]
+    count: dict[str, tuple[int, int]] = {}
+    for w in quiet:
+        n, rec = count.get(machines.get(w, ""), (0, 0))
+        count[machines.get(w, "")] = (n + 1, rec + (out[w]["source"] == "record"))
+    if len(count) < 2:
+        return
+    keep = max(count, key=lambda m: (*count[m], m))
+    for w in quiet:
+        if machines.get(w, "") != keep:
+            out[w]["quiet"] = False
+            out[w]["other_machine"] = True
+            out[w]["reason"] += (f"; but measured on {machines.get(w) or 'an unknown machine'}: "
+                                 f"timing figures pool the quiet windows of one machine "
+                                 f"({keep}, {count[keep][0]} windows)")
+
+
 def window_load(runs: Sequence[Run]) -> dict[str, C.WindowLoad]:
     """Per window: quiet by its contention record where its requests carry one, else by
-    :data:`DECLARED_LOAD`, else not quiet."""
+    :data:`DECLARED_LOAD`, else not quiet; of quiet windows on several machines, only one
+    machine's count (:func:`_one_machine`)."""
     recs: dict[str, list[records.Result]] = defaultdict(list)
     for run in runs:
         for r in run.included:
@@ -667,19 +711,29 @@ def window_load(runs: Sequence[Run]) -> dict[str, C.WindowLoad]:
     out: dict[str, C.WindowLoad] = {}
     for w, rs in sorted(recs.items()):
         n_cont = sum(r.contended is True for r in rs)
+        foreign = sorted(x for r in rs if (x := _foreign_cores(r)) is not None)
+        med = statistics.median(foreign) if foreign else None
+        top = foreign[-1] if foreign else None
         if any(_recorded(r) for r in rs):
             out[w] = {"quiet": True, "source": "record", "n_requests": len(rs),
                       "n_contended": n_cont,
+                      "other_machine": False,
+                      "foreign_cores_median": med, "foreign_cores_max": top,
                       "reason": f"contention recorded per request; {n_cont} of {len(rs)} "
                                 "contended, left out of timing"}
         elif w in DECLARED_LOAD:
             quiet, why = DECLARED_LOAD[w]
             out[w] = {"quiet": quiet, "source": "declared", "n_requests": len(rs),
-                      "n_contended": n_cont, "reason": why}
+                      "n_contended": n_cont,
+                      "other_machine": False,
+                      "foreign_cores_median": med, "foreign_cores_max": top, "reason": why}
         else:
             out[w] = {"quiet": False, "source": "none", "n_requests": len(rs),
                       "n_contended": n_cont,
+                      "other_machine": False,
+                      "foreign_cores_median": med, "foreign_cores_max": top,
                       "reason": "no contention record and no declaration: timings not used"}
+    _one_machine(out, window_machines(runs))
     return out
 
 
@@ -745,6 +799,13 @@ def protocol(loaded: Loaded) -> C.Protocol:
         return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     loads = loaded.load or window_load(loaded.runs)
+    machines = window_machines(loaded.runs)
+    binaries: dict[str, set[str]] = defaultdict(set)
+    for run in loaded.runs:
+        sha = run.desc.environment.get("binary_sha256")
+        for w in {r.window or "none" for r in run.included}:
+            if isinstance(sha, str) and sha:
+                binaries[w].add(sha)
     out_w: dict[str, C.WindowInfo] = {
         w: {"start_utc": iso(v["start"]), "end_utc": iso(v["end"]), "runs": v["runs"],
                  "wall_s": S.value(v["end"] - v["start"], S.MEASURED),
@@ -755,7 +816,12 @@ def protocol(loaded: Loaded) -> C.Protocol:
                       if x.window == w and x.drafter == "none"],
                      kind=S.MEASURED, over="requests"),
                  "load": loads.get(w, {"quiet": False, "source": "none", "n_requests": 0,
-                                       "n_contended": 0, "reason": "no included request"})}
+                                       "n_contended": 0, "other_machine": False,
+                                       "foreign_cores_median": None,
+                                       "foreign_cores_max": None,
+                                       "reason": "no included request"}),
+                 "machine": machines.get(w, "unknown CPU"),
+                 "binary_sha256": sorted(binaries.get(w, set()))}
         for w, v in sorted(windows.items())}
     o = loaded.obs
     return {

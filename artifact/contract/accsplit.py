@@ -74,6 +74,13 @@ class WindowLoad(TypedDict):
     reason: str
     n_requests: int
     n_contended: Annotated[int, "requests the record marks contended (left out of timing)"]
+    other_machine: Annotated[bool, "quiet by its load, but measured on another machine than "
+                             "the windows whose timings are pooled (so not quiet here)"]
+    foreign_cores_median: Annotated[float | None, "median over its requests of the CPU used "
+                                    "by everything else during the request (cores); null "
+                                    "without a contention record"]
+    foreign_cores_max: Annotated[float | None, "the largest such value of one request (cores); "
+                                 "null without a contention record"]
 
 
 class WindowInfo(TypedDict):
@@ -90,6 +97,9 @@ class WindowInfo(TypedDict):
         "of them, contended ones included): how busy the machine was (acceptance counts do not "
         "depend on it)"]
     load: Annotated[WindowLoad, "whether its timings are used"]
+    machine: Annotated[str, "the CPU model and core count its runs' fingerprints name (several "
+                       "joined by '; ' if they differ)"]
+    binary_sha256: Annotated[list[str], "the llama-server binaries its runs used (sha256)"]
 
 
 class SetAside(TypedDict):

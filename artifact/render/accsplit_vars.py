@@ -9,6 +9,7 @@ shift steps the section prints, keyed so that ``paper.md`` and the claims ledger
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from artifact.contract import accsplit as acc
@@ -46,11 +47,31 @@ def _family(f: acc.WindowFamily) -> dict[str, Any]:
                 "p_holm": top["p_holm"]}}
 
 
+def _machines(windows: Mapping[str, acc.WindowInfo]) -> list[dict[str, Any]]:
+    """The machines (and binaries) the windows ran on, in the order of their first window:
+    each with its windows, dates and binaries' sha256 prefixes (12 hex digits).
+
+    >>> w = {"w1": {"machine": "A", "binary_sha256": ["ab" * 32], "dates": ["2026-11-30"]},
+    ...      "w2": {"machine": "B", "binary_sha256": ["cd" * 32], "dates": ["2026-12-01"]}}
+    >>> [(m["machine"], m["windows"], m["binaries"]) for m in _machines(w)]
+    [('A', ['w1'], ['abababababab']), ('B', ['w2'], ['cdcdcdcdcdcd'])]
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for w, i in sorted(windows.items()):
+        m = out.setdefault(i["machine"], {"machine": i["machine"], "windows": [], "dates": [],
+                                          "binaries": []})
+        m["windows"].append(w)
+        m["dates"] = sorted(set(m["dates"]) | set(i["dates"]))
+        m["binaries"] = sorted(set(m["binaries"]) | {b[:12] for b in i["binary_sha256"]})
+    return list(out.values())
+
+
 def compute(a: acc.AccSplit) -> dict[str, Any]:
     """The ``accsplit`` entry of ``vars.json``."""
     p = a["protocol"]
     short, long = min(p["budgets"]), max(p["budgets"])
     walls = {w: i["wall_s"]["value"] for w, i in p["windows"].items()}
+    machines = _machines(p["windows"])
     out: dict[str, Any] = {
         "n_prompts": len(p["prompts"]),
         "domains": sorted({x["domain"] for x in p["prompts"]}),
@@ -70,8 +91,20 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
                                             if c["budget"] == b}) for b in p["budgets"]},
         "long_budgets": [b for b in p["budgets"] if b != short],
         "timing_windows": p["timing_windows"],
-        "loaded_windows": sorted(w for w, i in p["windows"].items() if not i["load"]["quiet"]),
+        "loaded_windows": sorted(w for w, i in p["windows"].items()
+                                 if not i["load"]["quiet"] and not i["load"]["other_machine"]),
+        "other_machine_windows": sorted(w for w, i in p["windows"].items()
+                                        if i["load"]["other_machine"]),
         "load_source": {w: i["load"]["source"] for w, i in p["windows"].items()},
+        "machines": machines,
+        # several machines, none sharing a date with another: date and machine change together
+        "dates_are_machines": len(machines) > 1 and sum(len(m["dates"]) for m in machines)
+        == len({d for m in machines for d in m["dates"]}),
+        # foreign CPU per request (cores) in the windows with a contention record
+        "window_foreign": {w: {"median": i["load"]["foreign_cores_median"],
+                               "max": i["load"]["foreign_cores_max"]}
+                           for w, i in sorted(p["windows"].items())
+                           if i["load"]["foreign_cores_median"] is not None},
         "n_contended": sum(i["load"]["n_contended"] for i in p["windows"].values()),
         "set_aside": [x["run_id"] for x in p["set_aside"]],
         "figure_definitions": a["acceptance_figures"]["definitions"],
@@ -83,15 +116,19 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
         "step_floor_ms": p["step_rule"]["floor_ms"], "step_fraction": p["step_rule"]["fraction"],
         "cell_sd_across_windows": a["by_window"]["cell_sd_across_windows"]["value"],
         "sources": {f"{s['quantity']} {s['sources']}".replace(" ", "_"):
-                    {"n": s["n_compared"], "disagree": s["n_disagree"]}
+                    {"n": s["n_compared"], "disagree": s["n_disagree"],
+                     "max_diff": s["max_abs_diff"]["value"]}
                     for s in a["reconciliation"]["sources"]},
         # windows whose first run started before the previous window's last request ended
         "overlaps": [f"{w} began before {prev} ended"
                      for prev, w in zip(sorted(p["windows"]), sorted(p["windows"])[1:],
                                         strict=False)
                      if p["windows"][w]["start_utc"] < p["windows"][prev]["end_utc"]],
-        "batch_windows": {f"b{b}": w for b, w in sorted(
-            {(r["batch"], r["window"]) for r in a["batch_split"] if r["batch"] > 1})},
+        # batch (b2, b4, ...) -> the windows that ran it, each beside its own batch-1 runs
+        "batch_windows": {f"b{b}": sorted({r["window"] for r in a["batch_split"]
+                                           if r["batch"] == b})
+                          for b in sorted({r["batch"] for r in a["batch_split"]
+                                           if r["batch"] > 1})},
         "by": {},
     }
     by: dict[str, dict[str, Any]] = out["by"]
@@ -146,6 +183,10 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
                 "diff": _iv(bc["acceptance_diff"]), "control": bc["has_control"],
                 "speedup": _iv(bc["speedup"]), "speedup_b1": _iv(bc["speedup_b1"]),
                 "note": bc["note"]}
+    for dc in a["by_date"]["cells"]:  # pooled accepted per round per date, batch 1
+        by.setdefault(key(dc["config"]), {}).setdefault("by_date", {}).setdefault(
+            f"n{dc['budget']}", {})[dc["date"]] = {
+                "pooled": dc["pooled_accepted_per_round"]["value"], "n": dc["n_requests"]}
     for sh in a["shift"]:
         by.setdefault(key(sh["config"]), {}).setdefault("shift", {})[
             f"n{sh['to_cell']['budget']}"] = {"windows": sh["windows"],

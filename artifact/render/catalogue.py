@@ -27,6 +27,7 @@ class Entry:
 
 # In the order the paper numbers them.
 TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("breakeven"),
+          Entry("costmodel", data=paths.COSTMODEL),
           Entry("accsplit_cells", data=paths.ACCSPLIT),
           Entry("accsplit_figures", data=paths.ACCSPLIT),
           Entry("accsplit_recon", data=paths.ACCSPLIT),

@@ -4,7 +4,7 @@
 ``c(n) = a + b·n`` and, per drafted run of the CPU study, its counters and the speedup the model
 predicts beside the one measured. This module selects and formats; it estimates nothing.
 Templates: ``templates/tables/costmodel.md.j2`` and ``costmodel.tex.j2``, rendered with the
-same context. (Not yet in the catalogue: wiring the table into the manuscript is separate.)
+same context; :func:`variables` is what the paper's text reads (``v.costmodel``).
 """
 
 from __future__ import annotations
@@ -60,6 +60,58 @@ def context(data: Mapping[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "models": models,
             "any_unmeasured": any(r["measured"] is None for r in rows),
             "any_extrapolated": any(r["extrapolated"] for r in rows)}
+
+
+def _span(xs: list[float]) -> dict[str, float] | None:
+    return {"min": min(xs), "max": max(xs)} if xs else None
+
+
+def variables(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the paper's text reads of the cost model (``v.costmodel``): the fitted step costs
+    per model, the target's key and, for the final runs, predicted against measured speedup:
+    each draft-model run on its own (with its draft's one-token step over the target's), the
+    n-gram runs as the span of each.
+
+    >>> v = variables({"schema": 1, "models": {
+    ...     "t": {"a_ms": 9.0, "b_ms": 8.0, "r2": 0.99, "c1_ms": 17.0},
+    ...     "q": {"a_ms": 4.5, "b_ms": 4.0, "r2": 0.98, "c1_ms": 8.5}}, "runs": {
+    ...     "d": {"label": "draft", "family": "final", "draft_model": "q", "k": None,
+    ...           "target_model": "t", "acceptance": 0.9, "predicted_speedup": 0.8,
+    ...           "measured_speedup": 0.5},
+    ...     "n": {"label": "ngram", "family": "final", "draft_model": None, "k": None,
+    ...           "target_model": "t", "acceptance": 0.6, "predicted_speedup": 1.0,
+    ...           "measured_speedup": 0.9}}})
+    >>> v["target"], v["draft"][0]["gap"], v["draft"][0]["step_ratio"], v["all_draft_below_1"]
+    ('t', 0.30000000000000004, 0.5, True)
+    >>> v["ngram"]["predicted"], v["ngram"]["measured"]
+    ({'min': 1.0, 'max': 1.0}, {'min': 0.9, 'max': 0.9})
+    """
+    models = {k: {"a_ms": m.get("a_ms"), "b_ms": m.get("b_ms"), "r2": m.get("r2"),
+                  "c1_ms": m.get("c1_ms")} for k, m in sorted(data.get("models", {}).items())}
+    final = [r for _, r in sorted(data.get("runs", {}).items(), key=_order)
+             if r.get("family") == "final" and r.get("predicted_speedup") is not None
+             and r.get("measured_speedup") is not None]
+    targets = sorted({str(r["target_model"]) for r in final if r.get("target_model")})
+    target = targets[0] if len(targets) == 1 else None
+
+    def step_ratio(draft: str) -> float | None:
+        d, t = models.get(draft, {}).get("c1_ms"), models.get(target or "", {}).get("c1_ms")
+        return float(d) / float(t) if d is not None and t else None
+
+    draft = [{"label": r.get("label"), "draft_model": r["draft_model"],
+              "quant": str(r.get("label") or r["draft_model"]).split()[-1],
+              "acceptance": r.get("acceptance"), "predicted": r["predicted_speedup"],
+              "measured": r["measured_speedup"],
+              "gap": r["predicted_speedup"] - r["measured_speedup"],
+              "self": r["draft_model"] == target, "step_ratio": step_ratio(r["draft_model"])}
+             for r in final if r.get("draft_model")]
+    ngram = [r for r in final if not r.get("draft_model")]
+    return {"models": models, "target": target, "draft": draft,
+            "all_draft_below_1": bool(draft) and all(d["predicted"] < 1 for d in draft),
+            "gap": _span([float(d["gap"]) for d in draft]),
+            "ngram": {"n": len(ngram),
+                      "predicted": _span([float(r["predicted_speedup"]) for r in ngram]),
+                      "measured": _span([float(r["measured_speedup"]) for r in ngram])}}
 
 
 def render(data: Mapping[str, Any], fmt: str, templates: Path = paths.TEMPLATES) -> str:

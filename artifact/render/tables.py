@@ -18,6 +18,7 @@ from artifact import files
 from artifact.contract import accsplit as acc
 from artifact.contract import workload as wcontract
 from artifact.render import catalogue
+from artifact.render import costmodel as rcostmodel
 from artifact.render import workload as rworkload
 from artifact.render.model import Summary, SummaryError, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
@@ -169,9 +170,12 @@ ESTIMATOR_LABELS = {"tps_x_gap_p50": "tok/s \u00d7 median gap \u2212 1",
 # One per catalogue table of accsplit.json.
 ACCSPLIT_CONTEXTS: dict[str, Callable[[acc.AccSplit], dict[str, Any]]] = {
     "accsplit_cells": _acc_cells,
-    "accsplit_recon": _acc_recon,
     "accsplit_figures": _acc_figures,
+    "accsplit_recon": _acc_recon,
 }
+
+# The cost model's table, from costmodel.json (rendered by artifact.render.costmodel).
+COSTMODEL_TABLES = ("costmodel",)
 
 
 # One per catalogue table of workload.json (the workload study).
@@ -209,6 +213,8 @@ def render_workload(w: wcontract.Workload, name: str, fmt: str, templates: Path)
 def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
     """Render one table in every format into ``out_dir`` from the file its catalogue entry
     names; returns the files written."""
+    if name in COSTMODEL_TABLES:
+        return rcostmodel.write(data_path, out_dir, templates)
     if name in WORKLOAD_CONTEXTS:
         w = wcontract.read(data_path, error=SummaryError)
         return [files.write_text(path, render_workload(w, name, path.suffix[1:], templates))

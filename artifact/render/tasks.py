@@ -70,7 +70,7 @@ def _render_figure(name: str, data: Path) -> None:
 def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
-    rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD)
+    rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL)
 
 
 @doit_action
@@ -185,9 +185,9 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "name": "vars",
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
-        "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD,
+        "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
                         *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
-                        *code("artifact.render.workload")]),
+                        *code("artifact.render.workload"), *code("artifact.render.costmodel")]),
         "targets": _s([VARS]),
         "clean": True,
     }

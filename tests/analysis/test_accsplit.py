@@ -254,19 +254,47 @@ def _result(window: str, contention: dict[str, Any] | None, contended: bool | No
         contended=contended)
 
 
-def test_window_load_from_record_declaration_or_nothing() -> None:
+def _run_on(cpu: str, *included: Any) -> Any:
     from types import SimpleNamespace
-    runs = [SimpleNamespace(included=[_result("w6", {"foreign_cores": 0.01}, False),
-                                      _result("w6", {"foreign_cores": 0.9}, True)]),
-            SimpleNamespace(included=[_result("w1", None, None)]),
-            SimpleNamespace(included=[_result("w4", None, None)]),
-            SimpleNamespace(included=[_result("w9", None, None)])]
-    load = A.window_load(runs)  # type: ignore[arg-type]
+    return SimpleNamespace(included=list(included), desc=SimpleNamespace(
+        environment={"cpu_model": cpu, "cpu_cores": 2, "binary_sha256": "ab" * 32}))
+
+
+def test_window_load_from_record_declaration_or_nothing() -> None:
+    runs = [_run_on("X", _result("w6", {"foreign_cores": 0.01}, False),
+                    _result("w6", {"foreign_cores": 0.9}, True)),
+            _run_on("X", _result("w1", None, None)),
+            _run_on("X", _result("w4", None, None)),
+            _run_on("X", _result("w9", None, None))]
+    load = A.window_load(runs)
     assert load["w6"]["source"] == "record" and load["w6"]["quiet"]
     assert load["w6"]["n_contended"] == 1
+    assert load["w6"]["foreign_cores_median"] == pytest.approx(0.455)
+    assert load["w6"]["foreign_cores_max"] == pytest.approx(0.9)
+    assert load["w1"]["foreign_cores_median"] is None  # no record: null, never zero
+    assert not any(x["other_machine"] for x in load.values())
     assert load["w1"] == {**load["w1"], "source": "declared", "quiet": False}
     assert load["w4"]["quiet"] and load["w4"]["source"] == "declared"
     assert not load["w9"]["quiet"] and load["w9"]["source"] == "none"
+
+
+def test_timing_windows_pool_one_machine() -> None:
+    """Quiet windows on two machines: the machine with more quiet windows keeps its timings;
+    the other's are marked not quiet, other_machine, with the reason."""
+    runs = [_run_on("Intel", _result("w4", None, None)),
+            _run_on("Intel", _result("w5", None, None)),
+            *(_run_on("AMD", _result(w, {"foreign_cores": 0.01}, False))
+              for w in ("w6", "w7", "w8")),
+            _run_on("AMD", _result("w1", None, None))]  # loaded: stays not quiet, not moved
+    load = A.window_load(runs)
+    assert [w for w, x in sorted(load.items()) if x["quiet"]] == ["w6", "w7", "w8"]
+    assert load["w4"]["other_machine"] and "measured on Intel, 2 cores" in load["w4"]["reason"]
+    assert not load["w1"]["other_machine"] and not load["w1"]["quiet"]
+    assert A.window_machines(runs)["w6"] == "AMD, 2 cores"
+    # one machine's windows are never moved, however many there are
+    one = A.window_load([_run_on("Intel", _result("w4", None, None)),
+                         _run_on("Intel", _result("w6", {"foreign_cores": 0.0}, False))])
+    assert one["w4"]["quiet"] and one["w6"]["quiet"]
 
 
 def test_restarted_ngram_run_is_set_aside_with_a_warning(tmp_path: Any) -> None:

@@ -31,7 +31,9 @@ def obs(*, prompt: str = "chat/a", budget: int = 128, window: str = "w1", accept
         quiet_window: bool = True, predicted_ms: float = 1000.0) -> Obs:
     """One observation; the no-draft control has no server counts."""
     none = config == "no draft"
-    ev = event_ms if event_ms is not None else [float(i) for i in range(budget)]
+    # by default one token per 20 ms step (above steps.FLOOR_MS), so that the client's
+    # estimators have steps to count after the first
+    ev = event_ms if event_ms is not None else [20.0 * i for i in range(budget)]
     st = steps.group_steps(ev)
     return Obs(
         run_id=f"{window}-b{batch}-n{budget}-x", config=config,
@@ -63,6 +65,9 @@ def observations() -> list[Obs]:
                 if w == "w2":
                     out.append(obs(config=config, prompt=prompt, window=w, batch=2,
                                    accepted=4 + 2 * pi, rounds=4))
+                if w in ("w2", "w3"):  # a second long budget, in two windows
+                    out.append(obs(config=config, prompt=prompt, window=w, budget=1024,
+                                   accepted=60 + 4 * pi + wi, rounds=32))
         for prompt in ("chat/sharegpt-2Hj9Wtq_0", "grounded/HumanEval-59"):
             out.append(obs(config="no draft", prompt=prompt, window=w,
                            event_ms=[0.0, 25.0, 50.0], tokens=3))
@@ -82,13 +87,16 @@ def build_accsplit() -> C.AccSplit:
                                no_draft_ms_per_token=S.interval(
                                    [25.0, 25.0 + i], kind=S.MEASURED, over="requests"),
                                load={"quiet": True, "source": "declared", "n_requests": 10,
-                                     "n_contended": 0, "reason": "a test window"})
+                                     "n_contended": 0, "other_machine": False,
+                                     "foreign_cores_median": None,
+                                     "foreign_cores_max": None, "reason": "a test window"},
+                               machine="Test CPU, 2 cores", binary_sha256=["ab" * 32])
                for i, w in enumerate(("w1", "w2", "w3"))}
     warnings: list[str] = []
     data: dict[str, Any] = {
         "protocol": {"windows": windows, "wall_s_total": {"value": 3600.0, "kind": "measured"},
                      "dates": ["2026-11-30"], "configs": [DRAFT, NGRAM, "no draft"],
-                     "budgets": [128, 256], "batches": [1, 2],
+                     "budgets": [128, 256, 1024], "batches": [1, 2],
                      "prompts": [{"prompt_id": "chat/sharegpt-2Hj9Wtq_0", "domain": "chat"},
                                  {"prompt_id": "grounded/HumanEval-59", "domain": "grounded"}],
                      "n_requests": len(o), "n_runs": 20, "temperature": [1.0],

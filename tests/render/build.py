@@ -10,21 +10,24 @@ from artifact.render import vars as rvars
 from tests.workload_corpus import write_workload_fixture
 
 from .accsplit_fixture import write_accsplit
+from .costmodel_fixture import write_costmodel
 
 
 def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
-    """Every table, figure and paper format; accsplit.json and workload.json are the fixtures',
-    beside summary (workload.json: kept when already there)."""
+    """Every table, figure and paper format; accsplit.json, costmodel.json and workload.json
+    are the fixtures', beside summary (workload.json: kept when already there)."""
     accsplit = write_accsplit(summary.parent / "accsplit.json")
+    cost = write_costmodel(summary.parent / "costmodel.json")
     workload = summary.parent / "workload.json"
     if not workload.exists():
         write_workload_fixture(workload)
-    data = {paths.SUMMARY: summary, paths.ACCSPLIT: accsplit, paths.WORKLOAD: workload}
+    data = {paths.SUMMARY: summary, paths.ACCSPLIT: accsplit, paths.WORKLOAD: workload,
+            paths.COSTMODEL: cost}
     for entry in catalogue.TABLES:
         tables.write(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
     for entry in catalogue.FIGURES:
         figures.write(data[entry.data], entry.name, build / "figures")
-    rvars.write(summary, build / "vars.json", accsplit, workload)
+    rvars.write(summary, build / "vars.json", accsplit, workload, cost)
     for fmt in catalogue.PAPER_FORMATS:
         manuscript.write_intermediate(fmt, build=build, summary=summary)
     manuscript.write_tex(build=build)

@@ -8,10 +8,12 @@ import pytest
 
 from artifact import claims, paths
 from artifact.render import catalogue, manuscript, model, tables
+from artifact.render import costmodel as rcostmodel
 from artifact.render import vars as rvars
 from artifact.render import workload as rworkload
 from tests.workload_corpus import write_workload_fixture
 
+from .costmodel_fixture import build_costmodel
 from .fixture import build_summary
 
 
@@ -36,7 +38,11 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     for name in tables.WORKLOAD_CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render_workload(w, name, "md", paths.TEMPLATES), encoding="utf-8")
+    cost = build_costmodel()
+    (build / "tables" / "costmodel.md").write_text(
+        rcostmodel.render(cost, "md", paths.TEMPLATES), encoding="utf-8")
     v = rvars.compute(s)
+    v["costmodel"] = files.to_plain(rcostmodel.variables(cost))
     v["accsplit"] = files.to_plain(accsplit_vars.compute(a))
     v["workload"] = files.to_plain(rworkload.variables(w))
     return build, v, raw
