@@ -9,6 +9,7 @@ same context; :func:`variables` is what the paper's text reads (``v.costmodel``)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,34 @@ def _order(item: tuple[str, Mapping[str, Any]]) -> tuple[int, str, int, str]:
     return rank, str(r.get("drafter")), int(r.get("k") or 0), rid
 
 
+def _quant(r: Mapping[str, Any]) -> str | None:
+    """The draft model's quantization as the run's label names it (``Q2_K``), if it does."""
+    return next((t for t in str(r.get("label") or "").split() if re.fullmatch(r"Q\d\w*", t)),
+                None)
+
+
+def display(r: Mapping[str, Any]) -> str:
+    """A run's name as the paper's other tables write it (``draft model Q2_K k=8``,
+    ``draft model Q4_1 (self)``, ``ngram-mod k=4``).
+
+    >>> display({"label": "draft-simple m-q2_k Q2_K k=8", "draft_model": "m-q2_k",
+    ...          "target_model": "m-q4_1", "k": 8})
+    'draft model Q2_K k=8'
+    >>> display({"label": "draft-simple m-q4_1 Q4_1", "draft_model": "m-q4_1",
+    ...          "target_model": "m-q4_1", "k": None})
+    'draft model Q4_1 (self)'
+    >>> display({"label": "ngram-mod k=4", "draft_model": None, "k": 4})
+    'ngram-mod k=4'
+    """
+    if not r.get("draft_model"):
+        return str(r.get("label") or "")
+    q = _quant(r)
+    name = f"draft model {q}" if q else "draft model"
+    if r.get("target_model") and r["draft_model"] == r["target_model"]:
+        name += " (self)"
+    return name if r.get("k") is None else f"{name} k={r['k']}"
+
+
 def context(data: Mapping[str, Any]) -> dict[str, Any]:
     """Rows (one per drafted run: label, k, mean draft length, acceptance, predicted and
     measured speedup) and the fitted step costs of the models, by key.
@@ -51,7 +80,7 @@ def context(data: Mapping[str, Any]) -> dict[str, Any]:
     >>> [(r["run"], r["k"], r["measured"]) for r in c["rows"]], c["models"][0]["key"]
     ([('r', None, None)], 't')
     """
-    rows = [{"run": rid, "label": r.get("label"), "family": r.get("family"), "k": r.get("k"),
+    rows = [{"run": rid, "label": display(r), "family": r.get("family"), "k": r.get("k"),
              "mean_draft": r.get("mean_draft"), "acceptance": r.get("acceptance"),
              "predicted": r.get("predicted_speedup"), "measured": r.get("measured_speedup"),
              "reason": r.get("reason"), "extrapolated": r.get("extrapolated") is True}
@@ -98,8 +127,8 @@ def variables(data: Mapping[str, Any]) -> dict[str, Any]:
         d, t = models.get(draft, {}).get("c1_ms"), models.get(target or "", {}).get("c1_ms")
         return float(d) / float(t) if d is not None and t else None
 
-    draft = [{"label": r.get("label"), "draft_model": r["draft_model"],
-              "quant": str(r.get("label") or r["draft_model"]).split()[-1],
+    draft = [{"label": display(r), "draft_model": r["draft_model"],
+              "quant": _quant(r) or "lower-bit",
               "acceptance": r.get("acceptance"), "predicted": r["predicted_speedup"],
               "measured": r["measured_speedup"],
               "gap": r["predicted_speedup"] - r["measured_speedup"],
