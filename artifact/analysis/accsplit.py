@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from artifact import files, records
 from artifact.analysis import accsplit_stats as S
@@ -670,13 +670,25 @@ def machine(run: Run) -> str:
     return f"{env.get('cpu_model') or 'unknown CPU'}, {env.get('cpu_cores') or '?'} cores"
 
 
-def window_machines(runs: Sequence[Run]) -> dict[str, str]:
-    """Per window (of its included requests): the machine(s) its runs measured on."""
+def _per_window(runs: Sequence[Run], get: Callable[[Run], str | None]) -> dict[str, set[str]]:
+    """Per window (of its included requests): the values ``get`` gives of its runs."""
     by: dict[str, set[str]] = defaultdict(set)
     for run in runs:
+        value = get(run)
         for w in {r.window or "none" for r in run.included}:
-            by[w].add(machine(run))
-    return {w: "; ".join(sorted(m)) for w, m in sorted(by.items())}
+            if value:
+                by[w].add(value)
+    return by
+
+
+def window_machines(runs: Sequence[Run]) -> dict[str, str]:
+    """Per window (of its included requests): the machine(s) its runs measured on."""
+    return {w: "; ".join(sorted(m)) for w, m in sorted(_per_window(runs, machine).items())}
+
+
+def _binary(run: Run) -> str | None:
+    sha = run.desc.environment.get("binary_sha256")
+    return sha if isinstance(sha, str) else None
 
 
 def _one_machine(out: dict[str, C.WindowLoad], machines: Mapping[str, str]) -> None:
@@ -712,27 +724,20 @@ def window_load(runs: Sequence[Run]) -> dict[str, C.WindowLoad]:
     for w, rs in sorted(recs.items()):
         n_cont = sum(r.contended is True for r in rs)
         foreign = sorted(x for r in rs if (x := _foreign_cores(r)) is not None)
-        med = statistics.median(foreign) if foreign else None
-        top = foreign[-1] if foreign else None
+        source: Literal["record", "declared", "none"]
         if any(_recorded(r) for r in rs):
-            out[w] = {"quiet": True, "source": "record", "n_requests": len(rs),
-                      "n_contended": n_cont,
-                      "other_machine": False,
-                      "foreign_cores_median": med, "foreign_cores_max": top,
-                      "reason": f"contention recorded per request; {n_cont} of {len(rs)} "
-                                "contended, left out of timing"}
+            quiet, source = True, "record"
+            why = (f"contention recorded per request; {n_cont} of {len(rs)} contended, left "
+                   "out of timing")
         elif w in DECLARED_LOAD:
-            quiet, why = DECLARED_LOAD[w]
-            out[w] = {"quiet": quiet, "source": "declared", "n_requests": len(rs),
-                      "n_contended": n_cont,
-                      "other_machine": False,
-                      "foreign_cores_median": med, "foreign_cores_max": top, "reason": why}
+            (quiet, why), source = DECLARED_LOAD[w], "declared"
         else:
-            out[w] = {"quiet": False, "source": "none", "n_requests": len(rs),
-                      "n_contended": n_cont,
-                      "other_machine": False,
-                      "foreign_cores_median": med, "foreign_cores_max": top,
-                      "reason": "no contention record and no declaration: timings not used"}
+            quiet, source = False, "none"
+            why = "no contention record and no declaration: timings not used"
+        out[w] = {"quiet": quiet, "source": source, "n_requests": len(rs),
+                  "n_contended": n_cont, "other_machine": False,
+                  "foreign_cores_median": statistics.median(foreign) if foreign else None,
+                  "foreign_cores_max": foreign[-1] if foreign else None, "reason": why}
     _one_machine(out, window_machines(runs))
     return out
 
@@ -800,12 +805,7 @@ def protocol(loaded: Loaded) -> C.Protocol:
 
     loads = loaded.load or window_load(loaded.runs)
     machines = window_machines(loaded.runs)
-    binaries: dict[str, set[str]] = defaultdict(set)
-    for run in loaded.runs:
-        sha = run.desc.environment.get("binary_sha256")
-        for w in {r.window or "none" for r in run.included}:
-            if isinstance(sha, str) and sha:
-                binaries[w].add(sha)
+    binaries = _per_window(loaded.runs, _binary)
     out_w: dict[str, C.WindowInfo] = {
         w: {"start_utc": iso(v["start"]), "end_utc": iso(v["end"]), "runs": v["runs"],
                  "wall_s": S.value(v["end"] - v["start"], S.MEASURED),
