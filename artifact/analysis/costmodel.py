@@ -170,6 +170,7 @@ def run_entry(run: Run, costs: Mapping[str, ModelCost],
     entry: dict[str, Any] = {
         "drafter": desc.drafter, "label": desc.label, "family": desc.family, "k": desc.k,
         "target_model": desc.target_model, "draft_model": desc.draft_model,
+        "draft_quant": desc.draft_quant,
         "draft_cost": "model" if desc.draft_model else "none (n-gram lookup, no forward pass)",
         "N": None, "D": None, "G": None, "A": None, "acceptance": None, "mean_draft": None,
         "predicted_speedup": None, "reason": None, "extrapolated": None,

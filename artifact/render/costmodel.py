@@ -9,7 +9,6 @@ same context; :func:`variables` is what the paper's text reads (``v.costmodel``)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,28 +40,22 @@ def _order(item: tuple[str, Mapping[str, Any]]) -> tuple[int, str, int, str]:
     return rank, str(r.get("drafter")), int(r.get("k") or 0), rid
 
 
-def _quant(r: Mapping[str, Any]) -> str | None:
-    """The draft model's quantization as the run's label names it (``Q2_K``), if it does."""
-    return next((t for t in str(r.get("label") or "").split() if re.fullmatch(r"Q\d\w*", t)),
-                None)
-
-
 def display(r: Mapping[str, Any]) -> str:
     """A run's name as the paper's other tables write it (``draft model Q2_K k=8``,
     ``draft model Q4_1 (self)``, ``ngram-mod k=4``).
 
     >>> display({"label": "draft-simple m-q2_k Q2_K k=8", "draft_model": "m-q2_k",
-    ...          "target_model": "m-q4_1", "k": 8})
+    ...          "draft_quant": "Q2_K", "target_model": "m-q4_1", "k": 8})
     'draft model Q2_K k=8'
     >>> display({"label": "draft-simple m-q4_1 Q4_1", "draft_model": "m-q4_1",
-    ...          "target_model": "m-q4_1", "k": None})
+    ...          "draft_quant": "Q4_1", "target_model": "m-q4_1", "k": None})
     'draft model Q4_1 (self)'
     >>> display({"label": "ngram-mod k=4", "draft_model": None, "k": 4})
     'ngram-mod k=4'
     """
     if not r.get("draft_model"):
         return str(r.get("label") or "")
-    q = _quant(r)
+    q = r.get("draft_quant")
     name = f"draft model {q}" if q else "draft model"
     if r.get("target_model") and r["draft_model"] == r["target_model"]:
         name += " (self)"
@@ -128,7 +121,7 @@ def variables(data: Mapping[str, Any]) -> dict[str, Any]:
         return float(d) / float(t) if d is not None and t else None
 
     draft = [{"label": display(r), "draft_model": r["draft_model"],
-              "quant": _quant(r) or "lower-bit",
+              "quant": r.get("draft_quant") or "lower-bit",
               "acceptance": r.get("acceptance"), "predicted": r["predicted_speedup"],
               "measured": r["measured_speedup"],
               "gap": r["predicted_speedup"] - r["measured_speedup"],

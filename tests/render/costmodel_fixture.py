@@ -14,6 +14,7 @@ def build_costmodel() -> dict[str, Any]:
     def run(label: str, drafter: str, draft: str | None, acc: float, pred: float,
             meas: float | None, family: str = "final", k: int | None = None) -> dict[str, Any]:
         return {"label": label, "family": family, "drafter": drafter, "draft_model": draft,
+                "draft_quant": label.split()[1] if draft else None,
                 "target_model": "t-q4", "k": k, "mean_draft": 3.0, "acceptance": acc,
                 "predicted_speedup": pred, "measured_speedup": meas, "extrapolated": False,
                 "reason": None}
