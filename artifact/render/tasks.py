@@ -124,7 +124,9 @@ def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
     return [*records.raw_run_files(paths.RUNS),
             *records.raw_run_files(paths.WORKLOAD_RUNS, records.WORKLOAD_RUN_FILES),
-            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.CLAIMS, PAPER, BIB,
+            *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
+            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.CLAIMS,
+            PAPER, BIB,
             *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
 
