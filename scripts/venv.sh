@@ -10,7 +10,7 @@ PY=${SPECDEC_PYTHON:-python3}
 if [ ! -x "$VENV/bin/python" ]; then
   command -v "$PY" >/dev/null || { echo "scripts: no $PY on PATH (Python 3.11 or newer is needed; set SPECDEC_PYTHON)" >&2; exit 1; }
   "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || { echo "scripts: $PY is $("$PY" --version 2>&1), Python 3.11 or newer is needed (set SPECDEC_PYTHON)" >&2; exit 1; }
+    || { echo "scripts: $PY is $("$PY" --version 2>&1 | head -1), Python 3.11 or newer is needed (set SPECDEC_PYTHON)" >&2; exit 1; }
   echo "[venv] creating ${VENV#"$PWD"/} with $("$PY" --version 2>&1)"
   "$PY" -m venv "$VENV" \
     || { echo "scripts: '$PY -m venv' failed; on Debian or Ubuntu: apt-get install python3-venv" >&2; rm -rf "$VENV"; exit 1; }
