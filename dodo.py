@@ -18,7 +18,13 @@ from doit import task_params
 from doit.exceptions import TaskFailed
 
 from artifact import paths
-from artifact.analysis.task import task_accsplit, task_analysis, task_costmodel, task_workload
+from artifact.analysis.task import (
+    task_accsplit,
+    task_analysis,
+    task_costmodel,
+    task_realism,
+    task_workload,
+)
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.render.tasks import (
     task_arxiv,
@@ -37,15 +43,15 @@ __all__ = [
     "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
     "task_costmodel",
     "task_figures", "task_kick", "task_manifest", "task_manuscript", "task_prompts",
-    "task_readme", "task_reproduce", "task_sessions", "task_tables", "task_toolchain",
-    "task_verify", "task_workload",
+    "task_readme", "task_realism", "task_reproduce", "task_sessions", "task_tables",
+    "task_toolchain", "task_verify", "task_workload",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request
 # (`doit campaign`), or when a run is not current for its spec.
 DOIT_CONFIG = {
-    "default_tasks": ["analysis", "accsplit", "workload", "costmodel", "tables", "figures",
-                      "manuscript", "verify", "manifest"],
+    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "tables",
+                      "figures", "manuscript", "verify", "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and

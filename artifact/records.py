@@ -59,6 +59,7 @@ import json
 import math
 import operator
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import islice
@@ -202,6 +203,9 @@ class TurnResult:
     timings: Timings
     stop_type: str
     alpha: float | None
+    # The turn's own contention window (issue 17; None in workload runs measured before).
+    contention: dict[str, Any] | None = None
+    contended: bool | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -330,6 +334,17 @@ _TURN_KINDS = {"session_id": _STR, "side": _STR, "condition": _STR, "turn": _INT
                "tpot_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
 _OPTIONAL_TURN = frozenset({"ttft_ms", "tpot_ms", "alpha"})
 SIDES = ("real", "synthetic")
+# The interleaved design's sides (issue 17): REAL replays and one side per synthetic condition.
+_SIDE = re.compile(r"real-[a-d]|synthetic-[a-z0-9][a-z0-9+-]*")
+
+
+def valid_side(side: Any) -> bool:
+    """A side of a workload run.
+
+    >>> [valid_side(s) for s in ("real", "real-b", "synthetic-code+prefix", "realx", 3)]
+    [True, True, True, False, False]
+    """
+    return isinstance(side, str) and (side in SIDES or _SIDE.fullmatch(side) is not None)
 
 
 def _typed(v: Any, kind: str) -> bool:
@@ -564,11 +579,17 @@ def turn_from_row(row: dict[str, Any]) -> TurnResult:
     """
     timings = _timings(row)
     _check_kinds(row, _TURN_KINDS, _OPTIONAL_TURN)
-    if row["side"] not in SIDES:
-        raise TypeError(f"side: expected one of {', '.join(SIDES)}, got {row['side']!r}")
+    if not valid_side(row["side"]):
+        raise TypeError(f"side: expected real, synthetic, real-a..real-d or synthetic-<condition>, "
+                        f"got {row['side']!r}")
     _check_events(row)
-    fields = {k: row[k] for k in TurnResult.__dataclass_fields__ if k != "timings"}
+    _check_contention(row.get("contention"), row.get("contended"))
+    fields: dict[str, Any] = {k: row[k] if k not in _LATER_TURN_FIELDS else row.get(k)
+                              for k in TurnResult.__dataclass_fields__ if k != "timings"}
     return TurnResult(timings=timings, **fields)
+
+
+_LATER_TURN_FIELDS = frozenset({"contention", "contended"})
 
 
 def read_turns(run: Path, *, keep_events: bool = True) -> tuple[list[TurnResult], int]:
@@ -604,7 +625,7 @@ _PLAN_TURN_KINDS = {"turn": _INT, "prompt_tokens": _INT, "prompt_chars": _INT,
 
 def read_plan(run: Path) -> Plan | None:
     """``sessions.jsonl`` of a workload run (None when there is none); a line that is not a
-    planned session (undecodable, a field missing or mistyped, a side not real or synthetic, a
+    planned session (undecodable, a field missing or mistyped, a side not valid_side, a
     turn repeated) is counted, never skipped silently: a damaged plan is not a smaller one.
 
     >>> import tempfile, pathlib
@@ -633,7 +654,7 @@ def read_plan(run: Path) -> Plan | None:
 
 def _plan_row(row: dict[str, Any] | None) -> dict[tuple[str, int], PlanTurn] | None:
     if row is None or not isinstance(row.get("session_id"), str) \
-            or row.get("side") not in SIDES or not isinstance(row.get("turns"), list):
+            or not valid_side(row.get("side")) or not isinstance(row.get("turns"), list):
         return None
     key = f"{row['side']}:{row['session_id']}"
     out: dict[tuple[str, int], PlanTurn] = {}

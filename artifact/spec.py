@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+import re
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,33 @@ class WorkloadSpec:
     prefix_tokens: int  # shared system prefix (a multiple of block); 0 = none
     block: int
     recurrent: bool  # filler from other sessions' real text
+    # The interleaved design (issue 17): REAL is replayed ``replays`` times (sides real-a,
+    # real-b, ...) beside every synthetic condition (this one first, then ``more``), all on one
+    # server. Both enter the spec's hash only when set away from their defaults.
+    replays: int = 1
+    more: tuple[WorkloadSpec, ...] = ()
+
+    @property
+    def interleaved(self) -> bool:
+        return self.replays > 1 or bool(self.more)
+
+    def sides(self) -> list[tuple[str, WorkloadSpec | None]]:
+        """The run's sides in their fixed index order (a side's slot), with their synthetic
+        knobs (None for a REAL replay).
+
+        >>> w = WorkloadSpec(condition="english", style="english", chars_per_token=None,
+        ...     prefix_tokens=0, block=16, recurrent=False)
+        >>> [s for s, _ in w.sides()]
+        ['real', 'synthetic']
+        >>> [s for s, _ in WorkloadSpec(condition="e", style="english", chars_per_token=None,
+        ...     prefix_tokens=0, block=16, recurrent=False, replays=2).sides()]
+        ['real-a', 'real-b', 'synthetic-e']
+        """
+        if not self.interleaved:
+            return [("real", None), ("synthetic", self)]
+        reals: list[tuple[str, WorkloadSpec | None]] = [
+            (f"real-{chr(ord('a') + i)}", None) for i in range(self.replays)]
+        return reals + [(f"synthetic-{c.condition}", c) for c in (self, *self.more)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +135,15 @@ class RunSpec:
         d = asdict(self)
         if self.workload is None:  # keeps the hash of every prompt run as it was
             del d["workload"]
+        else:  # the interleaved design's fields only where used (earlier runs stay current)
+            w = d["workload"]
+            if w["replays"] == 1:
+                del w["replays"]
+            if not w["more"]:
+                del w["more"]
+            else:
+                w["more"] = [{k: v for k, v in m.items() if k not in ("replays", "more")}
+                             for m in w["more"]]
         return d
 
     def request_seed(self, repeat: int) -> int:
@@ -187,6 +224,7 @@ _RUN_KEYS = frozenset(
     {"id", "family", "target", "drafter", "prompt_set", "workload"} | set(_DEFAULTS)
 )
 _WORKLOAD_KEYS = ("condition", "style", "chars_per_token", "prefix_tokens", "block", "recurrent")
+_INTERLEAVED_KEYS = ("replays", "conditions")
 _POS_INT = ("ctx_size", "n_predict", "concurrency", "repeats", "threads", "timeout_s")
 _NONNEG_INT = ("top_k", "seed", "n_gpu_layers", "warmup")
 
@@ -257,15 +295,40 @@ def _check_value(ctx: _Ctx, where: str, name: str, v: Any) -> Any:
 
 
 def _workload(ctx: _Ctx, where: str, t: Any) -> WorkloadSpec:
+    """``{condition = ..., ...}`` (one synthetic condition beside REAL), or the interleaved
+    design ``{replays = 2, conditions = [{condition = ..., ...}, ...]}``."""
     w = f"{where}.workload"
+    if not isinstance(t, dict):
+        raise ctx.fail(w, "expected a table")
+    if "conditions" in t or "replays" in t:
+        for k in t:
+            if k not in _INTERLEAVED_KEYS:
+                raise ctx.fail(f"{w}.{k}", "unknown key (allowed with conditions: "
+                               f"{', '.join(_INTERLEAVED_KEYS)})")
+        reps = t.get("replays", 2)
+        if not isinstance(reps, int) or isinstance(reps, bool) or not 1 <= reps <= 4:
+            raise ctx.fail(f"{w}.replays", f"expected an integer in [1, 4], got {reps!r}")
+        conds = t.get("conditions")
+        if not isinstance(conds, list) or not conds:
+            raise ctx.fail(f"{w}.conditions", "expected a non-empty list of condition tables")
+        parsed = [_condition(ctx, f"{w}.conditions[{i}]", c) for i, c in enumerate(conds)]
+        names = [c.condition for c in parsed]
+        if len(set(names)) != len(names):
+            raise ctx.fail(f"{w}.conditions", f"expected distinct condition labels, got {names}")
+        return replace(parsed[0], replays=reps, more=tuple(parsed[1:]))
+    return _condition(ctx, w, t)
+
+
+def _condition(ctx: _Ctx, w: str, t: Any) -> WorkloadSpec:
     if not isinstance(t, dict):
         raise ctx.fail(w, "expected a table")
     for k in t:
         if k not in _WORKLOAD_KEYS:
             raise ctx.fail(f"{w}.{k}", f"unknown key (allowed: {', '.join(_WORKLOAD_KEYS)})")
     cond = t.get("condition")
-    if not isinstance(cond, str) or not cond:
-        raise ctx.fail(f"{w}.condition", f"expected a non-empty string, got {cond!r}")
+    if not isinstance(cond, str) or not re.fullmatch(r"[a-z0-9][a-z0-9+-]*", cond):
+        raise ctx.fail(f"{w}.condition", "expected a label of lower-case letters, digits, '+' "
+                       f"and '-', got {cond!r}")
     style = t.get("style", "english")
     if style not in STYLES:
         raise ctx.fail(f"{w}.style", f"expected one of {', '.join(STYLES)}, got {style!r}")

@@ -38,7 +38,7 @@ def needed() -> list[Path]:
     from artifact.render import catalogue
 
     data = {e.data for e in (*catalogue.TABLES, *catalogue.FIGURES)}
-    rest = data | {paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL}
+    rest = data | {paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM}
     return [paths.SUMMARY, *sorted(rest - {paths.SUMMARY})]  # the cost model reads the summary
 
 
@@ -60,6 +60,10 @@ def write_fixture(target: Path) -> None:
 
         if not target.exists():  # the summary's fixture writes it too
             write_workload_fixture(target)
+    elif target.name == paths.REALISM.name:  # no fixture: the committed realism runs
+        from artifact.analysis.realism import write_realism
+
+        write_realism(paths.REALISM_RUNS, target)
     elif target.name == paths.COSTMODEL.name:  # no fixture: the committed step costs
         from artifact.analysis.costmodel import write
 
@@ -89,7 +93,7 @@ def stage(dest: Path, summary: Path | None, analysis: Path | None) -> None:
             shutil.copy2(source, target)
         else:
             raise SystemExit(f"bench_build: {source}: not found (build it with `doit "
-                             "analysis accsplit workload costmodel`, or use --fixture)")
+                             "analysis accsplit workload realism costmodel`, or use --fixture)")
     shutil.rmtree(dest / "experiments" / "analysis" / "_workload_runs", ignore_errors=True)
     (dest / "dodo.py").write_text(DODO, encoding="utf-8")
 

@@ -28,6 +28,10 @@ def test_the_ledger_loads_and_reproduces_on_the_fixture(tmp_path: Path) -> None:
     v["accsplit"] = files.to_plain(accsplit_vars.compute(build_accsplit()))
     v["workload"] = files.to_plain(rworkload.variables(
         rworkload.load(write_workload_fixture(tmp_path / "workload.json"))))
+    from artifact.render import realism as rrealism
+    from tests.render.realism_fixture import build_realism_fixture
+
+    v["realism"] = files.to_plain(rrealism.variables(build_realism_fixture()))
     outcomes = claims.check(claims.load(paths.CLAIMS), raw, v)
     assert outcomes and all(o.status != "missing" for o in outcomes)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from artifact import paths
 
 COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs",
-        "experiments/runs-cost")
+        "experiments/runs-cost", "experiments/runs-realism")
 FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml")
 
 

@@ -104,6 +104,33 @@ def task_workload() -> dict[str, Any]:
 
 
 @doit_action
+def _write_realism(runs: Path, out: Path) -> None:
+    from artifact.analysis.realism import write_realism  # numpy only when it runs
+
+    say_warnings("realism", write_realism(runs, out)["warnings"])
+
+
+def task_realism() -> dict[str, Any]:
+    """Workload realism, take two: REAL twice beside synthetic sides, per drafter ->
+    experiments/analysis/realism.json."""
+    from artifact.analysis.params import REALISM_BOOTSTRAP as B
+    from artifact.contract import realism as contract
+
+    deps = sorted(str(p) for p in paths.REALISM_RUNS.glob("*/*")
+                  if p.name in WORKLOAD_RUN_FILES)
+    code = [str(p) for p in imports.closure("artifact.analysis.realism")]
+    params = {"schema_version": contract.SCHEMA_VERSION, "bootstrap_resamples": B.resamples,
+              "bootstrap_seed": B.seed, "confidence": B.confidence}
+    return {
+        "actions": [(_write_realism, [paths.REALISM_RUNS, paths.REALISM])],
+        "file_dep": deps + code,
+        "targets": [str(paths.REALISM)],
+        "uptodate": [config_changed(params)],
+        "clean": True,
+    }
+
+
+@doit_action
 def _write_accsplit(runs: Path, out: Path) -> None:
     from artifact.analysis.accsplit import write  # numpy/scipy only when it runs
 

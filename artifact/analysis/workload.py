@@ -26,9 +26,9 @@ from artifact import files, paths, records
 from artifact.analysis import validate
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
 from artifact.analysis.runs import AnalysisError
-from artifact.campaign.sessions import SessionError, SessionRecipe, load_recipes
 from artifact.contract import workload as contract
-from artifact.errors import RecordError
+from artifact.errors import RecordError, SessionError
+from artifact.sessionsets import SessionRecipe, load_recipes
 from artifact.stats import cluster_weights, percentile_interval, weighted_median
 
 FloatArray = npt.NDArray[np.float64]

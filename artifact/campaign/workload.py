@@ -14,7 +14,7 @@ run's ``n_predict``, reached exactly with ``ignore_eos``. Context rule: :func:`s
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -136,8 +136,14 @@ def _real(conv: Conversation, tok: Tokenizer, ctx_size: int,
 
 
 def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx_size: int,
-         cap: int, seed: int) -> Plan:
-    """Both sides of every conversation that fits, in a seeded interleaved order."""
+         cap: int, seed: int, sides: list[tuple[str, Knobs | None]] | None = None) -> Plan:
+    """Every side of every conversation that fits, in a seeded interleaved order.
+
+    ``sides`` (the interleaved design, :meth:`artifact.spec.WorkloadSpec.sides`): each side's
+    name and its synthetic knobs (None: a REAL replay); sessions are then played side after side
+    in a Williams order (:func:`williams_rows`). Without it: REAL and one SYNTHETIC side
+    (``knobs``) in :func:`paired_order`.
+    """
     problems: list[str] = []
     real: list[PlannedSession] = []
     for conv in conversations:
@@ -148,6 +154,43 @@ def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx
             real.append(s)
     texts = [m for s in real for m in s.users + s.replies]
     real_cpt = chars_per_token(texts, tok)
+    if sides is None:
+        synth, part = _synthetic_side(real, real_cpt, tok, knobs, seed, "synthetic")
+        ordered = [_with_order(s, i) for i, s in enumerate(paired_order(real, synth, seed))]
+        all_sides = {"real": real, "synthetic": synth}
+        summary = {"n_sessions": len(real),
+                   "n_turns": {k: sum(len(s.turns) for s in v) for k, v in all_sides.items()},
+                   "id_jaccard": _jaccard(real, synth),
+                   "chars_per_token": {"real": real_cpt, "synthetic": part["chars_per_token"],
+                                       "target": part["target"]},
+                   "density": part["density"], "prefix_tokens": part["prefix_tokens"],
+                   "prompt_token_mismatch_max": part["prompt_token_mismatch_max"],
+                   "problems": problems}
+        return Plan(sessions=ordered, problems=problems, summary=summary)
+    by_side: dict[str, list[PlannedSession]] = {}
+    parts: dict[str, dict[str, Any]] = {}
+    for name, k in sides:
+        if k is None:
+            by_side[name] = [replace(s, side=name) for s in real]
+        else:
+            by_side[name], parts[name] = _synthetic_side(real, real_cpt, tok, k, seed, name)
+    ordered = [_with_order(s, i) for i, s in enumerate(williams_order(by_side, seed))]
+    summary = {"n_sessions": len(real), "design": "interleaved",
+               "sides": [name for name, _ in sides],
+               "n_turns": {k: sum(len(s.turns) for s in v) for k, v in by_side.items()},
+               "chars_per_token_real": real_cpt, "synthetic": parts, "problems": problems}
+    return Plan(sessions=ordered, problems=problems, summary=summary)
+
+
+def _jaccard(a: list[PlannedSession], b: list[PlannedSession]) -> float:
+    ids_a, ids_b = {s.session_id for s in a}, {s.session_id for s in b}
+    return len(ids_a & ids_b) / len(ids_a | ids_b) if ids_a else float("nan")
+
+
+def _synthetic_side(real: list[PlannedSession], real_cpt: float, tok: Tokenizer, knobs: Knobs,
+                    seed: int, side: str) -> tuple[list[PlannedSession], dict[str, Any]]:
+    """The synthetic twins of ``real`` under ``knobs`` (named ``side``), and what the plan
+    records about them."""
     target = knobs.chars_per_token if knobs.chars_per_token is not None else real_cpt
     density: float | None = None
     if not knobs.recurrent:
@@ -157,7 +200,7 @@ def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx
         prefix_src = random.Random(f"{seed}:prefix")
         body = filler_text(knobs.style, density or 0.0, knobs.prefix_tokens * 8, prefix_src)
         prefix_text = exact_text(lambda n: body, knobs.prefix_tokens, tok)
-    synth = [_synthetic(s, real, tok, knobs, density, prefix_text, seed) for s in real]
+    synth = [_synthetic(s, real, tok, knobs, density, prefix_text, seed, side) for s in real]
     if density is not None:
         # Short messages tokenize a little differently from the calibration sample (starts of
         # text, cuts): corrective steps on the sessions' own text bring the ratio in; the
@@ -169,30 +212,20 @@ def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx
                 break
             aim *= target / _cpt(synth, tok)
             density, _ = calibrate(knobs.style, aim, tok, seed=seed)
-            synth = [_synthetic(s, real, tok, knobs, density, prefix_text, seed) for s in real]
+            synth = [_synthetic(s, real, tok, knobs, density, prefix_text, seed, side)
+                     for s in real]
             best = min(best, (abs(_cpt(synth, tok) / target - 1), density, synth),
                        key=lambda b: b[0])
         _, density, synth = best
-    ordered = [_with_order(s, i) for i, s in enumerate(paired_order(real, synth, seed))]
-    synth_texts = [m for s in synth for m in s.users + s.replies]
     mism = [abs(a.prompt_tokens - b.prompt_tokens)
             for r, y in zip(real, synth, strict=True) for a, b in zip(r.turns, y.turns,
                                                                       strict=True)]
-    ids_r = {s.session_id for s in real}
-    ids_s = {s.session_id for s in synth}
-    summary = {
-        "n_sessions": len(real),
-        "n_turns": {"real": sum(len(s.turns) for s in real),
-                    "synthetic": sum(len(s.turns) for s in synth)},
-        "id_jaccard": len(ids_r & ids_s) / len(ids_r | ids_s) if ids_r else float("nan"),
-        "chars_per_token": {"real": real_cpt, "synthetic": chars_per_token(synth_texts, tok),
-                            "target": None if knobs.recurrent else target},
-        "density": density,
+    return synth, {
+        "side": side,
+        "chars_per_token": _cpt(synth, tok),
+        "target": None if knobs.recurrent else target, "density": density,
         "prefix_tokens": sorted({s.prefix_tokens for s in synth}),
-        "prompt_token_mismatch_max": max(mism, default=0),
-        "problems": problems,
-    }
-    return Plan(sessions=ordered, problems=problems, summary=summary)
+        "prompt_token_mismatch_max": max(mism, default=0)}
 
 
 def _cpt(sessions: list[PlannedSession], tok: Tokenizer) -> float:
@@ -213,14 +246,51 @@ def paired_order(real: list[PlannedSession], synth: list[PlannedSession],
     return out
 
 
+def williams_rows(n: int) -> list[list[int]]:
+    """A Williams design for ``n`` sides: ``n`` orders (``2 n`` when ``n`` is odd) in which
+    every side takes every position equally often and follows every other side equally often
+    (first-order carry-over balanced).
+
+    >>> williams_rows(4)
+    [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]]
+    >>> len(williams_rows(3))
+    6
+    """
+    base = [0]
+    lo, hi = 1, n - 1
+    while len(base) < n:
+        base.append(lo)
+        lo += 1
+        if len(base) < n:
+            base.append(hi)
+            hi -= 1
+    rows = [[(r + b) % n for b in base] for r in range(n)]
+    return rows if n % 2 == 0 else rows + [row[::-1] for row in rows]
+
+
+def williams_order(by_side: dict[str, list[PlannedSession]],
+                   seed: int) -> list[PlannedSession]:
+    """Sessions in a seeded order, each played side after side: the ``i``-th session in the
+    order of Williams row ``i mod rows`` (the rows themselves shuffled once, seeded)."""
+    names = list(by_side)
+    rng = random.Random(f"{seed}:williams")
+    rows = williams_rows(len(names))
+    rng.shuffle(rows)
+    idx = list(range(len(next(iter(by_side.values())))))
+    rng.shuffle(idx)
+    out: list[PlannedSession] = []
+    for i, j in enumerate(idx):
+        out += [by_side[names[k]][j] for k in rows[i % len(rows)]]
+    return out
+
+
 def _with_order(s: PlannedSession, i: int) -> PlannedSession:
-    return PlannedSession(session_id=s.session_id, side=s.side, order=i, system=s.system,
-                          prefix_tokens=s.prefix_tokens, users=s.users, replies=s.replies,
-                          turns=s.turns)
+    return replace(s, order=i)
 
 
 def _synthetic(s: PlannedSession, real: list[PlannedSession], tok: Tokenizer, knobs: Knobs,
-               density: float | None, prefix_text: str | None, seed: int) -> PlannedSession:
+               density: float | None, prefix_text: str | None, seed: int,
+               side: str = "synthetic") -> PlannedSession:
     rng_seed = f"{seed}:{s.session_id}"
     pool = [m for o in real if o.session_id != s.session_id for m in o.users + o.replies]
     counter = iter(range(10**6))
@@ -263,7 +333,7 @@ def _synthetic(s: PlannedSession, real: list[PlannedSession], tok: Tokenizer, kn
     users = [text(n) for n in users_tok]
     replies = [text(len(tok.pieces(r))) for r in s.replies]
     turns = _turns(tok, system, users, replies, [t.n_predict for t in s.turns])
-    return PlannedSession(session_id=s.session_id, side="synthetic", order=-1, system=system,
+    return PlannedSession(session_id=s.session_id, side=side, order=-1, system=system,
                           prefix_tokens=prefix, users=users, replies=replies, turns=turns)
 
 

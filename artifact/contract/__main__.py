@@ -14,6 +14,7 @@ from pathlib import Path
 from artifact import files, paths
 from artifact.contract import accsplit as accsplit_contract
 from artifact.contract import comparison as comparison_contract
+from artifact.contract import realism as realism_contract
 from artifact.contract import schema_markdown
 from artifact.contract import summary as summary_contract
 from artifact.contract import workload as workload_contract
@@ -25,6 +26,7 @@ DOCUMENTS: dict[Path, type] = {
     paths.ROOT / "docs" / "summary-schema.md": summary_contract.Summary,
     paths.ROOT / "docs" / "workload-schema.md": workload_contract.Workload,
     paths.ROOT / "docs" / "accsplit-schema.md": accsplit_contract.AccSplit,
+    paths.ROOT / "docs" / "realism-schema.md": realism_contract.Realism,
     paths.ROOT / "docs" / "comparison-schema.md": comparison_contract.Comparison,
 }
 

@@ -31,9 +31,12 @@ TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("break
           Entry("accsplit_cells", data=paths.ACCSPLIT),
           Entry("accsplit_figures", data=paths.ACCSPLIT),
           Entry("accsplit_recon", data=paths.ACCSPLIT),
+          Entry("realism", data=paths.REALISM), Entry("realism_bins", data=paths.REALISM),
+          Entry("realism_mech", data=paths.REALISM),
           Entry("workload", data=paths.WORKLOAD), Entry("ablation", data=paths.WORKLOAD))
 FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"),
-           Entry("accsplit", data=paths.ACCSPLIT), Entry("workload", data=paths.WORKLOAD))
+           Entry("accsplit", data=paths.ACCSPLIT), Entry("realism", data=paths.REALISM),
+           Entry("workload", data=paths.WORKLOAD))
 TABLE_NAMES = tuple(e.name for e in TABLES)
 FIGURE_NAMES = tuple(e.name for e in FIGURES)
 

@@ -33,8 +33,10 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from artifact import files  # noqa: E402
 from artifact.contract import accsplit as acc  # noqa: E402
+from artifact.contract import realism as rcontract  # noqa: E402
 from artifact.contract import workload as wcontract  # noqa: E402
 from artifact.render import catalogue  # noqa: E402
+from artifact.render import realism as rrealism  # noqa: E402
 from artifact.render import workload as rworkload  # noqa: E402
 from artifact.render.model import Summary, SummaryError, load  # noqa: E402
 from artifact.render.text import is_missing  # noqa: E402
@@ -622,6 +624,30 @@ def fig_workload(w: wcontract.Workload) -> Figure:
     return fig
 
 
+def fig_realism(r: rcontract.Realism) -> Figure:
+    """Each synthetic condition's gap against REAL-A per turn bin: the speedup on each drafter's
+    server, and the TPOT on the no-draft server, over the noise floor."""
+    panels = [(s["run_id"], "speedup_tpot", f"{s['label']}: speedup")
+              for s in r["servers"] if s["drafter"] != "none"]
+    panels += [(s["run_id"], "tpot_ms", f"{s['label']}: TPOT")
+               for s in r["servers"] if s["drafter"] == "none"]
+    fig, axes = _figure(2.6, ncols=max(len(panels), 1))
+    sides = [s for s in r["protocol"]["sides"] if s.startswith("synthetic-")]
+    colours = {s: OKABE_ITO[i % len(OKABE_ITO)] for i, s in enumerate(sides)}
+    axs = list(axes) if len(panels) > 1 else [axes]
+    for ax, (server, metric, title) in zip(axs, panels, strict=False):
+        rrealism.plot_gaps(ax, r, server, metric, colours, title=title)
+    axs[0].set_ylabel("SYNTHETIC vs REAL-A (%)")
+    handles, labels = axs[0].get_legend_handles_labels()
+    if labels:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)))
+    return fig
+
+
+# One per catalogue figure of realism.json (workload realism, take two).
+REALISM_FIGURES: dict[str, Callable[[rcontract.Realism], Figure]] = {"realism": fig_realism}
+
+
 # One per catalogue figure of workload.json (the workload study).
 WORKLOAD_FIGURES: dict[str, Callable[[wcontract.Workload], Figure]] = {
     "workload": fig_workload,
@@ -647,6 +673,10 @@ def write(data_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[
         data = acc.read(data_path, error=SummaryError)
         with plt.rc_context(STYLE):  # type: ignore[arg-type]
             return save(ACCSPLIT_FIGURES[name](data), out_dir / name, dpi=dpi)
+    if name in REALISM_FIGURES:
+        r = rcontract.read(data_path, error=SummaryError)
+        with plt.rc_context(STYLE):  # type: ignore[arg-type]
+            return save(REALISM_FIGURES[name](r), out_dir / name, dpi=dpi)
     if name in WORKLOAD_FIGURES:
         w = wcontract.read(data_path, error=SummaryError)
         with plt.rc_context(STYLE):  # type: ignore[arg-type]

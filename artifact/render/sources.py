@@ -96,9 +96,9 @@ def run_source(run_dir: Path) -> RunSource:
 
 def claim_runs(patterns: Sequence[str], runs_root: Path) -> list[RunSource]:
     found = [run_source(runs_root / r) for r in expand_runs(patterns, runs_root)]
-    if not found and runs_root == paths.RUNS:  # the workload study's claims name its own runs
-        found = [run_source(paths.WORKLOAD_RUNS / r)
-                 for r in expand_runs(patterns, paths.WORKLOAD_RUNS)]
+    for other in (paths.WORKLOAD_RUNS, paths.REALISM_RUNS):  # the workload studies' own runs
+        if not found and runs_root == paths.RUNS:
+            found = [run_source(other / r) for r in expand_runs(patterns, other)]
     return found
 
 

@@ -19,6 +19,7 @@ from artifact.contract import accsplit as acc
 from artifact.contract import workload as wcontract
 from artifact.render import catalogue
 from artifact.render import costmodel as rcostmodel
+from artifact.render import realism as rrealism
 from artifact.render import workload as rworkload
 from artifact.render.model import Summary, SummaryError, load
 from artifact.render.text import DASH, environment, interval, is_missing, num
@@ -178,6 +179,9 @@ ACCSPLIT_CONTEXTS: dict[str, Callable[[acc.AccSplit], dict[str, Any]]] = {
 COSTMODEL_TABLES = ("costmodel",)
 
 
+# Workload realism's tables, from realism.json (rendered by artifact.render.realism).
+REALISM_TABLES = rrealism.TABLES
+
 # One per catalogue table of workload.json (the workload study).
 WORKLOAD_CONTEXTS: dict[str, Callable[[wcontract.Workload], dict[str, Any]]] = {
     "workload": rworkload.bins_context,
@@ -215,6 +219,8 @@ def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Pa
     names; returns the files written."""
     if name in COSTMODEL_TABLES:
         return rcostmodel.write(data_path, out_dir, templates)
+    if name in REALISM_TABLES:
+        return rrealism.write(data_path, name, out_dir, templates)
     if name in WORKLOAD_CONTEXTS:
         w = wcontract.read(data_path, error=SummaryError)
         return [files.write_text(path, render_workload(w, name, path.suffix[1:], templates))

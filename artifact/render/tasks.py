@@ -37,7 +37,7 @@ MANIFEST = paths.BUILD / "MANIFEST.sha256"
 REPORT_FIGURES = [FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES]  # embedded
 ARXIV = paths.BUILD / "arxiv.tar.gz"
 # The other studies' analyses: their fatal warnings fail `doit verify --strict` too.
-STUDIES = [paths.ACCSPLIT, paths.WORKLOAD]
+STUDIES = [paths.ACCSPLIT, paths.WORKLOAD, paths.REALISM]
 
 
 def _s(ps: Any) -> list[str]:
@@ -70,7 +70,8 @@ def _render_figure(name: str, data: Path) -> None:
 def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
-    rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL)
+    rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
+                paths.REALISM)
 
 
 @doit_action
@@ -124,8 +125,10 @@ def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
     return [*records.raw_run_files(paths.RUNS),
             *records.raw_run_files(paths.WORKLOAD_RUNS, records.WORKLOAD_RUN_FILES),
+            *records.raw_run_files(paths.REALISM_RUNS, records.WORKLOAD_RUN_FILES),
             *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
-            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.CLAIMS,
+            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
+            paths.CLAIMS,
             PAPER, BIB,
             *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
@@ -188,8 +191,10 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
         "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
+                        paths.REALISM,
                         *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
-                        *code("artifact.render.workload"), *code("artifact.render.costmodel")]),
+                        *code("artifact.render.workload"), *code("artifact.render.costmodel"),
+                        *code("artifact.render.realism")]),
         "targets": _s([VARS]),
         "clean": True,
     }

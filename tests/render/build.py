@@ -11,6 +11,7 @@ from tests.workload_corpus import write_workload_fixture
 
 from .accsplit_fixture import write_accsplit
 from .costmodel_fixture import write_costmodel
+from .realism_fixture import write_realism_fixture
 
 
 def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
@@ -21,13 +22,16 @@ def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
     workload = summary.parent / "workload.json"
     if not workload.exists():
         write_workload_fixture(workload)
+    realism = summary.parent / "realism.json"
+    if not realism.exists():
+        write_realism_fixture(realism)
     data = {paths.SUMMARY: summary, paths.ACCSPLIT: accsplit, paths.WORKLOAD: workload,
-            paths.COSTMODEL: cost}
+            paths.COSTMODEL: cost, paths.REALISM: realism}
     for entry in catalogue.TABLES:
         tables.write(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
     for entry in catalogue.FIGURES:
         figures.write(data[entry.data], entry.name, build / "figures")
-    rvars.write(summary, build / "vars.json", accsplit, workload, cost)
+    rvars.write(summary, build / "vars.json", accsplit, workload, cost, realism)
     for fmt in catalogue.PAPER_FORMATS:
         manuscript.write_intermediate(fmt, build=build, summary=summary)
     manuscript.write_tex(build=build)

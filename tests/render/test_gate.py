@@ -77,8 +77,8 @@ def _doit(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_strict_verify_is_never_skipped_as_up_to_date(tmp_path: Path) -> None:
     """Issue 8, defect 1: edit an expected value, build, then `doit verify --strict` must fail."""
     for d in ("artifact", "templates", "experiments/campaigns", "experiments/runs",
-              "experiments/runs-workload", "experiments/runs-cost", "experiments/sessions",
-              "manuscript"):
+              "experiments/runs-workload", "experiments/runs-realism", "experiments/runs-cost",
+              "experiments/sessions", "manuscript"):
         shutil.copytree(paths.ROOT / d, tmp_path / d, ignore=shutil.ignore_patterns(
             "__pycache__", ".*", "_kick", "_superseded", "_scratch*", "build"))
     for f in ("dodo.py", "pyproject.toml", "experiments/claims.toml",

@@ -38,6 +38,14 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     for name in tables.WORKLOAD_CONTEXTS:
         (build / "tables" / f"{name}.md").write_text(
             tables.render_workload(w, name, "md", paths.TEMPLATES), encoding="utf-8")
+    from artifact.render import realism as rrealism
+
+    from .realism_fixture import build_realism_fixture
+
+    rl = build_realism_fixture()
+    for name in rrealism.TABLES:
+        (build / "tables" / f"{name}.md").write_text(
+            rrealism.render(rl, name, "md", paths.TEMPLATES), encoding="utf-8")
     cost = build_costmodel()
     (build / "tables" / "costmodel.md").write_text(
         rcostmodel.render(cost, "md", paths.TEMPLATES), encoding="utf-8")
@@ -45,6 +53,7 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     v["costmodel"] = files.to_plain(rcostmodel.variables(cost))
     v["accsplit"] = files.to_plain(accsplit_vars.compute(a))
     v["workload"] = files.to_plain(rworkload.variables(w))
+    v["realism"] = files.to_plain(rrealism.variables(rl))
     return build, v, raw
 
 

@@ -1,0 +1,94 @@
+"""Workload realism, take two: the analysis of the committed runs, recomputed and perturbed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from artifact import files, imports, paths, records
+from artifact.analysis import realism as R
+from artifact.analysis.params import Bootstrap
+from artifact.analysis.runs import AnalysisError
+
+pytestmark = pytest.mark.skipif(not paths.REALISM_RUNS.is_dir(), reason="no realism runs")
+FAST = Bootstrap(resamples=400, seed=7)
+
+
+def test_realism_json_is_what_the_committed_runs_give() -> None:
+    got = files.dumps_json(R.build_realism(paths.REALISM_RUNS))
+    assert got == paths.REALISM.read_text(encoding="utf-8")
+
+
+def test_the_analysis_does_not_import_the_campaign() -> None:
+    assert not any("campaign" in p.parts for p in imports.closure("artifact.analysis.realism"))
+
+
+@pytest.fixture(scope="module")
+def study() -> R.contract.Realism:
+    return R.build_realism(paths.REALISM_RUNS, bootstrap=FAST)
+
+
+def test_every_interval_holds_its_point_and_the_floor_is_a_size(
+        study: R.contract.Realism) -> None:
+    n = 0
+    for c in study["comparisons"]:
+        for by_group in c["metrics"].values():
+            for g in by_group.values():
+                s, y = g["signed"], g["symmetric"]
+                if s["value"] is None:
+                    continue
+                assert y["value"] is not None and y["value"] >= abs(s["value"]) - 1e-9
+                if s["lo"] is not None and s["hi"] is not None:
+                    assert s["lo"] <= s["value"] <= s["hi"]
+                    n += 1
+    assert n > 50
+
+
+def test_sides_are_paired_and_no_side_reuses_another_sides_cache(
+        study: R.contract.Realism) -> None:
+    p = study["protocol"]
+    assert p["n_sessions"] >= 40 and p["sides"][:2] == ["real-a", "real-b"]
+    for s in study["servers"]:
+        for side, b in s["sides"].items():
+            assert b["all"]["n_sessions"] == p["n_sessions"], (s["run_id"], side)
+        first = s["cache_turn0_max"]  # the template's opening only, on every side
+        assert first["real-a"] == first["real-b"] and max(first.values()) <= 32, first
+        assert s["real_cache_equal"] is not None and s["real_cache_equal"] >= 0.95
+
+
+def test_a_session_missing_on_one_side_is_left_out_with_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(paths.REALISM_RUNS, root)
+    run = sorted(p for p in root.iterdir() if p.is_dir())[0]
+    lines = (run / records.RESULTS).read_text(encoding="utf-8").splitlines()
+    victim = json.loads(lines[0])
+    keep = [ln for ln in lines if not (json.loads(ln)["session_id"] == victim["session_id"]
+                                       and json.loads(ln)["side"] == victim["side"])]
+    (run / records.RESULTS).write_text("\n".join(keep) + "\n", encoding="utf-8")
+    got = R.build_realism(root, bootstrap=FAST)
+    assert got["protocol"]["n_sessions"] == R.build_realism(
+        paths.REALISM_RUNS, bootstrap=FAST)["protocol"]["n_sessions"] - 1
+    assert any("measured on one side only" in w and victim["session_id"] in w
+               for w in got["warnings"])
+
+
+def test_a_run_of_the_first_design_is_not_a_realism_run() -> None:
+    first = sorted(p for p in paths.WORKLOAD_RUNS.iterdir() if p.is_dir())[0]
+    with pytest.raises(AnalysisError, match=r"config.json: not a realism run's config"):
+        R.load_run(first)
+
+
+def test_the_bootstrap_is_deterministic_and_its_mc_error_small(
+        study: R.contract.Realism) -> None:
+    assert study == R.build_realism(paths.REALISM_RUNS, bootstrap=FAST)
+    d = R.Draws(40, Bootstrap(resamples=8000, seed=1))
+    draws = np.random.default_rng(0).normal(0.0, 10.0, size=8000)
+    assert d.mc_error(draws) < 0.5  # endpoints of a 10-point-wide spread: well below 0.5
+
+
+def test_bins_cut_the_turns() -> None:
+    assert R.bin_index([0, 1, 2, 3, 4, 5]).tolist() == [0, 0, 1, 1, 2, 2]
