@@ -18,9 +18,13 @@ pytestmark = pytest.mark.skipif(not paths.REALISM_RUNS.is_dir(), reason="no real
 FAST = Bootstrap(resamples=400, seed=7)
 
 
-def test_realism_json_is_what_the_committed_runs_give() -> None:
-    got = files.dumps_json(R.build_realism(paths.REALISM_RUNS))
-    assert got == paths.REALISM.read_text(encoding="utf-8")
+def test_realism_json_is_what_the_committed_runs_give(tmp_path: Path) -> None:
+    out = R.write_realism(paths.REALISM_RUNS, tmp_path / "realism.json")
+    got = (tmp_path / "realism.json").read_text(encoding="utf-8")
+    assert got == files.dumps_json(R.build_realism(paths.REALISM_RUNS))  # the same bytes again
+    assert out["protocol"]["n_sessions"] == 40 and len(out["servers"]) == 3
+    if paths.REALISM.exists():  # after a build: the build's file is this one
+        assert got == paths.REALISM.read_text(encoding="utf-8")
 
 
 def test_the_analysis_does_not_import_the_campaign() -> None:
