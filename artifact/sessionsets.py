@@ -14,6 +14,7 @@ from artifact import paths
 from artifact.errors import SessionError
 
 SESSION_RECIPES = paths.EXPERIMENTS / "session_sets.toml"
+FENCE = "```"  # a Markdown code fence: what makes a turn count as code
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +31,26 @@ class SessionRecipe:
     clip_chars: int  # each message's first N characters are sent
     max_turns: int  # turns kept per session, at most
     strata: tuple[Stratum, ...]  # sessions drawn per range of (full) turn counts
+    # Keep only sessions in which at least this share of the kept turns carry a code fence
+    # (```) in the clipped user message or reply (None: no such rule). The code-heavy set's rule.
+    code_share: float | None = None
+
+    def code_heavy(self, pairs: list[tuple[str, str]]) -> bool:
+        """Whether a session's kept (user, reply) pairs, unclipped, meet :attr:`code_share`.
+
+        >>> r = SessionRecipe(name="c", seed=1, clip_chars=8, max_turns=2, strata=(),
+        ...                   code_share=0.5)
+        >>> r.code_heavy([("see ```x```", "ok"), ("hi", "there")])
+        True
+        >>> r.code_heavy([("hi", "there ```x```"), ("a", "b")])  # the fence is past the clip
+        False
+        """
+        if self.code_share is None:
+            return True
+        kept = pairs[:self.max_turns]
+        fenced = sum(FENCE in u[:self.clip_chars] or FENCE in a[:self.clip_chars]
+                     for u, a in kept)
+        return bool(kept) and fenced >= self.code_share * len(kept)
 
 
 def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
@@ -46,7 +67,8 @@ def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
         if not isinstance(t, dict):
             raise SessionError(f"{where}: sets.{name}: expected a table")
         for k in t:
-            if k not in {"description", "seed", "clip_chars", "max_turns", "strata"}:
+            if k not in {"description", "seed", "clip_chars", "max_turns", "strata",
+                         "code_share"}:
                 raise SessionError(f"{where}: sets.{name}.{k}: unknown key")
         for k in ("seed", "clip_chars", "max_turns"):
             v = t.get(k)
@@ -66,6 +88,12 @@ def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
                 raise SessionError(f"{where}: sets.{name}.strata[{i}]: expected [min_turns, "
                                    f"max_turns, n] with 1 <= min_turns <= max_turns, got {s!r}")
             strata.append(Stratum(min_turns=s[0], max_turns=s[1], n=s[2]))
+        share = t.get("code_share")
+        if share is not None and (not isinstance(share, int | float) or isinstance(share, bool)
+                                  or not 0 < share <= 1):
+            raise SessionError(f"{where}: sets.{name}.code_share: expected a share of turns in "
+                               f"(0, 1], got {share!r}")
         out[name] = SessionRecipe(name=name, seed=t["seed"], clip_chars=t["clip_chars"],
-                                  max_turns=t["max_turns"], strata=tuple(strata))
+                                  max_turns=t["max_turns"], strata=tuple(strata),
+                                  code_share=None if share is None else float(share))
     return out

