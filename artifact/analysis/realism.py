@@ -340,17 +340,14 @@ def _concat(x: Turns, y: Turns) -> Turns:
                  cols={k: np.concatenate([x.cols[k], y.cols[k]]) for k in x.cols})
 
 
-def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
-            ) -> contract.Realism:
-    """The study from its loaded runs (the no-draft run is every drafter's reference)."""
-    warnings: list[str] = []
-    for r in runs:
-        warnings += r.problems
-        if not r.complete:
-            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
-    if not runs:
-        raise AnalysisError("realism: no realism run to analyse")
+def _stratum(runs: Sequence[RealismRun], bootstrap: Bootstrap,
+             warnings: list[str]) -> contract.Stratum:
+    """One stratum from its loaded runs (its no-draft run is every drafter's reference)."""
     side_names = list(runs[0].sides)
+    for r in runs[1:]:
+        if list(r.sides) != side_names:
+            raise AnalysisError(f"realism: run {r.run_id} has the sides {list(r.sides)}, run "
+                                f"{runs[0].run_id} of the same stratum {side_names}")
     ids = sorted(set.intersection(*({t.session_id for v in r.sides.values() for t in v}
                                     for r in runs)))
     index = {s: i for i, s in enumerate(ids)}
@@ -361,7 +358,9 @@ def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
              for rid, by in cols.items()}
     base = next((r for r in runs if r.drafter == "none"), None)
     if base is None:
-        warnings.append("realism: no no-draft run; speedups left out")
+        conc, name = stratum_key(runs[0])
+        warnings.append(f"realism: stratum {name} at concurrency {conc}: no no-draft run; "
+                        "speedups left out")
     for r in runs:  # the speedups of each drafter's sides against the no-draft server
         if base is None or r is base:
             continue
@@ -429,8 +428,7 @@ def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
     spec = runs[0].spec
     recipe = _recipe(str(spec["prompt_set"]))
     finite = [x for x in mc if not math.isnan(x)]
-    return contract.Realism(
-        schema_version=contract.SCHEMA_VERSION,
+    return contract.Stratum(
         protocol=contract.Protocol(
             session_set=str(spec["prompt_set"]), n_sessions=len(ids),
             clip_chars=recipe.clip_chars if recipe else None,
@@ -443,7 +441,44 @@ def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
             chars_per_token={s: _float(v.get("chars_per_token")) if isinstance(v, dict)
                              else None for s, v in syn.items()}),
         servers=servers, comparisons=comparisons, headline=headline, order_effect=order,
-        mc_error_max=max(finite) if finite else None,
+        mc_error_max=max(finite) if finite else None)
+
+
+def stratum_key(r: RealismRun) -> tuple[int, str]:
+    """(concurrency, session set): the runs that share it form one stratum."""
+    return int(r.spec["concurrency"]), str(r.spec["prompt_set"])
+
+
+def strata(runs: Sequence[RealismRun]) -> list[list[RealismRun]]:
+    """The runs grouped by :func:`stratum_key`, each no draft first, then in the order they were
+    measured; the main stratum first: one stream, the most servers, then the earliest.
+    """
+    groups: dict[tuple[int, str], list[RealismRun]] = {}
+    for r in runs:
+        groups.setdefault(stratum_key(r), []).append(r)
+    out = [sorted(g, key=lambda r: (r.drafter != "none", r.start_time, r.run_id))
+           for g in groups.values()]
+    first = min(out, key=lambda g: (stratum_key(g[0])[0] != 1, -len(g),
+                                    min(r.start_time for r in g)))
+    return [first] + sorted((g for g in out if g is not first),
+                            key=lambda g: stratum_key(g[0]))
+
+
+def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
+            ) -> contract.Realism:
+    """The study from its loaded runs: the main stratum and the others (:func:`strata`)."""
+    warnings: list[str] = []
+    for r in runs:
+        warnings += r.problems
+        if not r.complete:
+            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
+    if not runs:
+        raise AnalysisError("realism: no realism run to analyse")
+    main, *rest = [_stratum(g, bootstrap, warnings) for g in strata(runs)]
+    return contract.Realism(
+        schema_version=contract.SCHEMA_VERSION, protocol=main["protocol"],
+        servers=main["servers"], comparisons=main["comparisons"], headline=main["headline"],
+        order_effect=main["order_effect"], mc_error_max=main["mc_error_max"], strata=rest,
         parameters=contract.Parameters(
             bootstrap_resamples=bootstrap.resamples, bootstrap_seed=bootstrap.seed,
             confidence=bootstrap.confidence, bins=list(contract.BINS),

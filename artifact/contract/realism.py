@@ -18,7 +18,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BINS = ("00-01", "02-03", "04-05")  # turn bins (0-based turn index)
 ALL = "all"
 METRICS = ("ttft_ms", "tpot_ms", "e2e_ms")
@@ -156,17 +156,31 @@ class Protocol(TypedDict):
     chars_per_token: Annotated[dict[str, float | None], "by synthetic side, from the plan"]
 
 
-class Realism(TypedDict):
-    """The whole file."""
+class Stratum(TypedDict):
+    """A further stratum: the runs of another session set or another concurrency, analysed on
+    their own (their own sessions, bootstrap and no-draft server), with the main study's fields."""
 
-    schema_version: Annotated[int, "1 (a reader refuses another)"]
     protocol: Protocol
-    servers: Annotated[list[Server], "in the campaign's order"]
+    servers: Annotated[list[Server], "in the order they were measured"]
+    comparisons: list[Comparison]
+    headline: list[Headline]
+    order_effect: list[OrderEffect]
+    mc_error_max: Annotated[float | None, "as the main study's"]
+
+
+class Realism(TypedDict):
+    """The whole file: the main stratum (one stream, the session set most servers ran) at the
+    top level, the others under ``strata``."""
+
+    schema_version: Annotated[int, "2 (a reader refuses another)"]
+    protocol: Protocol
+    servers: Annotated[list[Server], "in the order they were measured"]
     comparisons: list[Comparison]
     headline: list[Headline]
     order_effect: list[OrderEffect]
     mc_error_max: Annotated[float | None, "largest Monte-Carlo standard error of an interval "
                             "endpoint of the headline, in the endpoint's unit"]
+    strata: Annotated[list[Stratum], "the other strata, by concurrency, then session set"]
     parameters: Parameters
     warnings: Annotated[list[str], "sorted, one line each"]
 

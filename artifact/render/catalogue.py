@@ -33,6 +33,7 @@ TABLES = (Entry("speedup"), Entry("acceptance"), Entry("hardware"), Entry("break
           Entry("accsplit_recon", data=paths.ACCSPLIT),
           Entry("realism", data=paths.REALISM), Entry("realism_bins", data=paths.REALISM),
           Entry("realism_mech", data=paths.REALISM),
+          Entry("realism_strata", data=paths.REALISM),
           Entry("workload", data=paths.WORKLOAD), Entry("ablation", data=paths.WORKLOAD))
 FIGURES = (Entry("speedup"), Entry("positions"), Entry("breakeven"), Entry("hardware"),
            Entry("accsplit", data=paths.ACCSPLIT), Entry("realism", data=paths.REALISM),

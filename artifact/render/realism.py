@@ -19,7 +19,7 @@ from artifact.contract import realism as contract
 from artifact.errors import RenderError
 from artifact.render.text import environment, is_missing
 
-TABLES = ("realism", "realism_bins", "realism_mech")
+TABLES = ("realism", "realism_bins", "realism_mech", "realism_strata")
 GROUPS = (*contract.BINS, contract.ALL)
 METRIC_LABELS = {"speedup_tpot": "speedup (TPOT)", "speedup_e2e": "speedup (E2E)",
                  "ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
@@ -39,7 +39,7 @@ def side_label(side: str) -> str:
     return side.upper() if side.startswith("real") else side.removeprefix("synthetic-")
 
 
-def _servers(r: contract.Realism) -> dict[str, contract.Server]:
+def _servers(r: contract.Realism | contract.Stratum) -> dict[str, contract.Server]:
     return {s["run_id"]: s for s in r["servers"]}
 
 
@@ -81,8 +81,43 @@ def mech_context(r: contract.Realism) -> dict[str, Any]:
     return {"rows": rows, "bins": contract.BINS, "drafters": [d["label"] for d in drafters]}
 
 
+def stratum_label(p: contract.Protocol) -> str:
+    """A stratum as the paper names it: its session set and its client streams.
+
+    >>> stratum_label({"session_set": "realism-code", "concurrency": 1})
+    'realism-code, 1 stream'
+    """
+    n = p["concurrency"]
+    return f"{p['session_set']}, {n} stream{'' if n == 1 else 's'}"
+
+
+def stratum_key(p: contract.Protocol) -> str:
+    """A stratum's key in ``v.realism.strata`` (and the claims): set and streams.
+
+    >>> stratum_key({"session_set": "realism", "concurrency": 5})
+    'realism-c5'
+    """
+    return f"{p['session_set']}-c{p['concurrency']}"
+
+
+def strata_context(r: contract.Realism) -> dict[str, Any]:
+    """The headline of every stratum, the main one first."""
+    rows = []
+    for st in [r, *r["strata"]]:
+        srv = {s["run_id"]: s for s in st["servers"]}
+        sides = {s["run_id"]: s["sides"] for s in st["servers"]}
+        for h in st["headline"]:
+            side = f"synthetic-{h['condition']}"
+            rows.append({"stratum": stratum_label(st["protocol"]),
+                         "n_sessions": st["protocol"]["n_sessions"],
+                         "server": srv[h["server"]]["label"],
+                         "acc_real": sides[h["server"]]["real-a"][contract.ALL]["acceptance"],
+                         "acc_syn": sides[h["server"]][side][contract.ALL]["acceptance"], **h})
+    return {"rows": rows, "confidence": round(100 * r["parameters"]["confidence"])}
+
+
 CONTEXTS = {"realism": headline_context, "realism_bins": bins_context,
-            "realism_mech": mech_context}
+            "realism_mech": mech_context, "realism_strata": strata_context}
 
 
 def render(r: contract.Realism, name: str, fmt: str, templates: Path) -> str:
@@ -102,7 +137,18 @@ def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Pa
 # --- manuscript variables ---------------------------------------------------------------
 
 def variables(r: contract.Realism) -> dict[str, Any]:
-    """What the section's text reads beyond the tables (``v.realism``): selections only."""
+    """What the section's text reads beyond the tables (``v.realism``): selections only. The
+    main stratum's at the top level, each other stratum's under ``strata``."""
+    return {**_stratum_variables(r), "mc_error_max": r["mc_error_max"],
+            "resamples": r["parameters"]["bootstrap_resamples"],
+            "min_sessions": r["parameters"]["min_sessions_interval"],
+            "warnings": r["warnings"],
+            "strata": {stratum_key(st["protocol"]): {
+                **_stratum_variables(st), "label": stratum_label(st["protocol"]),
+                "mc_error_max": st["mc_error_max"]} for st in r["strata"]}}
+
+
+def _stratum_variables(r: contract.Stratum | contract.Realism) -> dict[str, Any]:
     srv = _servers(r)
     by_label = {s["drafter"]: s for s in r["servers"]}
     heads = {f"{h['server']}/{h['condition']}": h for h in r["headline"]}
@@ -134,15 +180,12 @@ def variables(r: contract.Realism) -> dict[str, Any]:
         "n_contended": sum(c["n_contended"] for c in cont),
         "n_turns_all": sum(c["n_turns"] for c in cont),
         "threshold": cont[0]["threshold_cores"] if cont else None,
-        "mc_error_max": r["mc_error_max"], "resamples": r["parameters"]["bootstrap_resamples"],
-        "min_sessions": r["parameters"]["min_sessions_interval"],
         "min_bin_sessions": min((b["n_sessions"] for s in r["servers"]
                                  for side in s["sides"].values()
                                  for g, b in side.items() if g != contract.ALL), default=0),
         "max_abs_gap": max((abs(h["speedup_gap"]["signed"]["value"]) for h in r["headline"]
                             if h["speedup_gap"]["signed"]["value"] is not None), default=None),
         "n_beyond": sum(1 for h in r["headline"] for v in h["beyond_floor"].values() if v),
-        "warnings": r["warnings"],
     }
 
 

@@ -96,3 +96,61 @@ def test_the_bootstrap_is_deterministic_and_its_mc_error_small(
 
 def test_bins_cut_the_turns() -> None:
     assert R.bin_index([0, 1, 2, 3, 4, 5]).tolist() == [0, 0, 1, 1, 2, 2]
+
+
+def _restratified(root: Path, run: str, new_id: str, **spec: object) -> None:
+    """A copy of a committed run under ``new_id`` whose recorded spec says ``spec``."""
+    shutil.copytree(paths.REALISM_RUNS / run, root / new_id)
+    cfg = records.read_json(root / new_id / records.CONFIG)
+    cfg["spec"].update(spec, run_id=new_id)
+    (root / new_id / records.CONFIG).write_text(json.dumps(cfg), encoding="utf-8")
+
+
+MAIN_RUNS = ("realism-none", "realism-ngram-mod", "realism-draft-q2k")
+
+
+def test_strata_are_analysed_apart_and_the_main_one_is_one_stream(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    for run in MAIN_RUNS:
+        shutil.copytree(paths.REALISM_RUNS / run, root / run)
+    for run in MAIN_RUNS:  # a concurrency-5 stratum with more servers than the main one
+        _restratified(root, run, f"c5-{run}", concurrency=5)
+    _restratified(root, "realism-ngram-mod", "c5-extra", concurrency=5)
+    _restratified(root, "realism-ngram-mod", "code-ngram", prompt_set="realism-code")
+    got = R.build_realism(root, bootstrap=FAST)
+    main = R.build_realism(paths.REALISM_RUNS, bootstrap=FAST) if all(
+        (paths.REALISM_RUNS / r).is_dir() for r in MAIN_RUNS) else None
+    assert [s["run_id"] for s in got["servers"]] == list(MAIN_RUNS)
+    assert [(s["protocol"]["concurrency"], s["protocol"]["session_set"])
+            for s in got["strata"]] == [(1, "realism-code"), (5, "realism")]
+    code, c5 = got["strata"]
+    assert [s["run_id"] for s in c5["servers"]][0] == "c5-realism-none"  # no draft first
+    assert len(c5["servers"]) == 4 and len(c5["headline"]) == 3 * 2
+    # the same turns give the same numbers in their own stratum as in the main one
+    h_main = {(h["server"], h["condition"]): h for h in got["headline"]}
+    for h in c5["headline"]:
+        if h["server"] != "c5-extra":
+            assert h == {**h_main[(h["server"].removeprefix("c5-"), h["condition"])],
+                         "server": h["server"]}
+    assert code["headline"] == []  # no no-draft server in that stratum: no speedups
+    assert any("stratum realism-code at concurrency 1: no no-draft run" in w
+               for w in got["warnings"])
+    if main is not None:
+        assert {k: v for k, v in got.items() if k not in ("strata", "warnings")} == \
+            {k: v for k, v in main.items() if k not in ("strata", "warnings")}
+
+
+def test_a_stratum_whose_runs_differ_in_sides_is_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    root.mkdir()
+    _restratified(root, "realism-none", "a", concurrency=2)
+    shutil.copytree(paths.REALISM_RUNS / "realism-ngram-mod", root / "b")
+    cfg = records.read_json(root / "b" / records.CONFIG)
+    cfg["spec"]["concurrency"] = 2
+    (root / "b" / records.CONFIG).write_text(json.dumps(cfg), encoding="utf-8")
+    plan = records.read_json(root / "b" / records.WORKLOAD)
+    plan["sides"] = list(reversed(plan["sides"]))
+    (root / "b" / records.WORKLOAD).write_text(json.dumps(plan), encoding="utf-8")
+    with pytest.raises(AnalysisError, match=r"^realism: run b has the sides \["):
+        R.build_realism(root, bootstrap=FAST)
