@@ -387,6 +387,9 @@ def _stratum(runs: Sequence[RealismRun], bootstrap: Bootstrap,
             cache_turn0_max={s: int(np.nanmax(t.cols["cached_tokens"][t.turn == 0]))
                              if (t.turn == 0).any() else 0
                              for s, t in cols[r.run_id].items()},
+            cache_turn0_mean={s: float(np.nanmean(t.cols["cached_tokens"][t.turn == 0]))
+                              if (t.turn == 0).any() else None
+                              for s, t in cols[r.run_id].items()},
             real_cache_equal=_cache_equal(cols[r.run_id][REAL_A], cols[r.run_id][REAL_B])))
     comparisons: list[contract.Comparison] = []
     headline: list[contract.Headline] = []
@@ -433,13 +436,15 @@ def _stratum(runs: Sequence[RealismRun], bootstrap: Bootstrap,
             session_set=str(spec["prompt_set"]), n_sessions=len(ids),
             clip_chars=recipe.clip_chars if recipe else None,
             max_turns=recipe.max_turns if recipe else None,
+            code_share=recipe.code_share if recipe else None,
             turns_per_side=int(cols[runs[0].run_id][REAL_A].session.size),
             sides=side_names, n_predict_cap=int(spec["n_predict"]),
             ctx_size=int(spec["ctx_size"]), threads=int(spec["threads"]),
             concurrency=int(spec["concurrency"]), temperature=float(spec["temperature"]),
             chars_per_token_real=_float(plan.get("chars_per_token_real")),
             chars_per_token={s: _float(v.get("chars_per_token")) if isinstance(v, dict)
-                             else None for s, v in syn.items()}),
+                             else None for s, v in syn.items()},
+            prefix_tokens_max={s: _prefix_max(v) for s, v in syn.items()}),
         servers=servers, comparisons=comparisons, headline=headline, order_effect=order,
         mc_error_max=max(finite) if finite else None)
 
@@ -460,8 +465,8 @@ def strata(runs: Sequence[RealismRun]) -> list[list[RealismRun]]:
            for g in groups.values()]
     first = min(out, key=lambda g: (stratum_key(g[0])[0] != 1, -len(g),
                                     min(r.start_time for r in g)))
-    return [first] + sorted((g for g in out if g is not first),
-                            key=lambda g: stratum_key(g[0]))
+    rest = sorted((g for g in out if g is not first), key=lambda g: stratum_key(g[0]))
+    return [first, *rest]
 
 
 def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
@@ -499,6 +504,13 @@ def _beyond(g: contract.Gap, floor: contract.Gap) -> bool | None:
     if s["value"] is None or s["lo"] is None or s["hi"] is None or f is None:
         return None
     return abs(s["value"]) > f and (s["lo"] > 0 or s["hi"] < 0)
+
+
+def _prefix_max(part: Any) -> int:
+    """The largest shared prefix a plan's synthetic side gave a session (0: none)."""
+    v = part.get("prefix_tokens") if isinstance(part, dict) else None
+    return max((int(x) for x in v if isinstance(x, int)), default=0) \
+        if isinstance(v, list) else 0
 
 
 def _float(v: Any) -> float | None:

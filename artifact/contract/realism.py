@@ -82,6 +82,9 @@ class Server(TypedDict):
     cache_turn0_max: Annotated[dict[str, int], "by side: the most prompt tokens any first turn "
                                "reused (the template's opening only, when no side reuses "
                                "another side's cache)"]
+    cache_turn0_mean: Annotated[dict[str, float | None], "by side: prompt tokens a first turn "
+                                "reused, mean (a shared prefix left in the slot by the previous "
+                                "session shows here)"]
     real_cache_equal: Annotated[float | None, "share of REAL-B turns that reused exactly as many "
                                 "tokens as the same REAL-A turn"]
 
@@ -144,6 +147,8 @@ class Protocol(TypedDict):
     session_set: str
     clip_chars: Annotated[int | None, "transcript rule: each message's first N characters"]
     max_turns: Annotated[int | None, "turns kept per session, at most"]
+    code_share: Annotated[float | None, "the set keeps only sessions with a code fence in at "
+                          "least this share of their kept turns (null: no such rule)"]
     n_sessions: int
     turns_per_side: int
     sides: list[str]
@@ -154,6 +159,8 @@ class Protocol(TypedDict):
     temperature: float
     chars_per_token_real: float | None
     chars_per_token: Annotated[dict[str, float | None], "by synthetic side, from the plan"]
+    prefix_tokens_max: Annotated[dict[str, int], "by synthetic side, from the plan: the largest "
+                                 "shared system prompt a session got (0: none)"]
 
 
 class Stratum(TypedDict):
