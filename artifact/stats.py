@@ -256,6 +256,39 @@ def breakeven(fit: OlsFit, y0: float, *, confidence: float = 0.95) -> Breakeven:
     return Breakeven(x=x, se=se, low=x - half, high=x + half)
 
 
+def fieller(fit: OlsFit, y0: float, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Fieller's interval for ``x = (y0 - a) / beta``: every ``x`` at which the fitted line's
+    value is not distinguishable from ``y0`` (a t test with the fit's residual df).
+
+    That set solves ``(y0 - a - beta x)^2 <= t^2 var(a + beta x)``, a quadratic in ``x``. It
+    is a bounded interval only when the slope itself is distinguishable from 0
+    (``beta^2 > t^2 var(beta)``); otherwise it is unbounded and ``(nan, nan)`` is returned. Unlike
+    the delta method it is not symmetric about ``x`` and does not assume ``x`` normal, which
+    matters when the slope is uncertain (a ratio whose denominator may be near 0).
+
+    >>> f = OlsFit(n=12, a=20.0, beta=40.0, cov=((4.0, -5.0), (-5.0, 9.0)), r2=0.9, df=10)
+    >>> [round(v, 3) for v in fieller(f, 50.0)]    # delta method: 0.75 +- 0.0696
+    [0.685, 0.826]
+    >>> fieller(OlsFit(n=5, a=20.0, beta=1.0, cov=((4.0, 0.0), (0.0, 9.0)), r2=0.1, df=3),
+    ...         50.0)                              # slope within noise of 0: unbounded
+    (nan, nan)
+    """
+    a, beta = fit.a, fit.beta
+    (caa, cab), (_, cbb) = fit.cov
+    if fit.df < 1 or not all(math.isfinite(v) for v in (a, beta, caa, cab, cbb, y0)):
+        return math.nan, math.nan
+    t2 = float(_sps.t.ppf(0.5 + confidence / 2.0, fit.df)) ** 2
+    d = y0 - a
+    qa = beta * beta - t2 * cbb  # x^2 coefficient; <= 0: the set is unbounded
+    qb = d * beta + t2 * cab  # minus half the x coefficient
+    qc = d * d - t2 * caa
+    disc = qb * qb - qa * qc
+    if qa <= 0.0 or disc < 0.0:
+        return math.nan, math.nan
+    root = math.sqrt(disc)
+    return (qb - root) / qa, (qb + root) / qa
+
+
 @dataclass(frozen=True, kw_only=True)
 class MatchedRatios:
     """Ratios ``num[k] / den[k]`` over the keys both samples share."""

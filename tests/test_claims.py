@@ -68,6 +68,10 @@ Q = ('[[claim]]\nid = "q"\nscope = "qualitative"\nquantity = "vars:a"\n'
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {abs = nan}\n'
      'reason = "r"\n' + S, "tolerance.abs"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = nan\n' + S, "expected"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {abs = 1, '
+     'side = "lower"}\nreason = "r"\n' + S, "tolerance.side"),
+    ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\ntolerance = {side = "upper"}\n'
+     'reason = "r"\n' + S, "tolerance"),
     ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = -inf\n' + S, "expected"),
 ])
 def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, body: str, field: str) -> None:
@@ -90,6 +94,16 @@ def test_tolerances() -> None:
     assert claims.compare(_claim(), 1.0).status == "ok"
     assert claims.compare(_claim(), None).status == "missing"
     assert claims.compare(_claim(expected="ngram-mod"), "ngram-mod").status == "ok"
+
+
+def test_an_upper_only_tolerance_fails_only_a_larger_value(tmp_path: Path) -> None:
+    body = ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 50\nscope = "noise"\n'
+            'tolerance = {abs = 15, side = "upper"}\nreason = "a floor measured under load"\n')
+    [c] = claims.load(_ledger(tmp_path, body))
+    assert c.upper_only and c.describe_tolerance() == "abs 15, upper only"
+    assert claims.compare(c, 3.0).status == "ok"  # a quieter rerun
+    assert claims.compare(c, 64.0).status == "ok"
+    assert claims.compare(c, 66.0).status == "deviates"
 
 
 def test_lookup_follows_dotted_run_ids() -> None:

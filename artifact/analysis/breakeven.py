@@ -2,8 +2,9 @@
 
 Per ksweep run (pooled and per domain), OLS of tok/s on alpha over per-prompt observations
 (a prompt's records averaged), ``tok/s = a + beta * alpha``; the break-even acceptance is where
-the line meets the baseline's mean tok/s, ``alpha_be = (baseline - a) / beta``, with a
-delta-method interval from the covariance of ``(a, beta)``.
+the line meets the baseline's mean tok/s, ``alpha_be = (baseline - a) / beta``, with Fieller's
+interval (:func:`artifact.stats.fieller`: a ratio whose slope may be uncertain; null when
+unbounded) and, for comparison, the delta-method interval from the covariance of ``(a, beta)``.
 
 The baseline is the one run of family ``baseline`` with drafter ``none`` whose protocol
 matches: target, target_quant, ctx_size, prompt_set_sha256, n_predict and sampling. Its mean
@@ -71,6 +72,8 @@ def _null_fit(n: int, status: FitStatus, base: float | None = None) -> Fit:
         alpha_be=None,
         alpha_be_ci_low=None,
         alpha_be_ci_high=None,
+        alpha_be_delta_low=None,
+        alpha_be_delta_high=None,
     )
 
 
@@ -98,6 +101,10 @@ def fit(
     if not (math.isfinite(f.a) and math.isfinite(f.beta)) or f.beta == 0.0:
         return _null_fit(n, "degenerate", base)
     be = stats.breakeven(f, base) if shared else None
+    # Fieller's interval is unbounded when the slope is within noise of 0: null, said so in
+    # the schema, not a value that could not be computed
+    lo, hi = stats.fieller(f, base) if shared else (math.nan, math.nan)
+    unbounded = bool(shared) and math.isnan(lo)
     return Fit(
         n=n,
         status="ok",
@@ -106,8 +113,10 @@ def fit(
         beta=f.beta,
         r2=f.r2,
         alpha_be=be.x if be else math.nan,
-        alpha_be_ci_low=be.low if be else math.nan,
-        alpha_be_ci_high=be.high if be else math.nan,
+        alpha_be_ci_low=None if unbounded else lo,
+        alpha_be_ci_high=None if unbounded else hi,
+        alpha_be_delta_low=be.low if be else math.nan,
+        alpha_be_delta_high=be.high if be else math.nan,
     )
 
 

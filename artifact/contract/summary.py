@@ -102,8 +102,12 @@ class Fit(TypedDict):
     beta: Annotated[float | None, "tok/s per unit of alpha"]
     r2: float | None
     alpha_be: Annotated[float | None, "(baseline_tok_per_s - a) / beta"]
-    alpha_be_ci_low: Annotated[float | None, "delta-method interval (t, n - 2 df)"]
+    alpha_be_ci_low: Annotated[float | None, "Fieller's interval (t, n - 2 df); null when it is "
+                               "unbounded (the slope is not distinguishable from 0)"]
     alpha_be_ci_high: float | None
+    alpha_be_delta_low: Annotated[float | None, "delta-method interval (t, n - 2 df), symmetric "
+                                  "about alpha_be: for comparison"]
+    alpha_be_delta_high: float | None
 
 
 class BreakevenEntry(TypedDict):

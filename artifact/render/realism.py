@@ -21,7 +21,6 @@ from artifact.render.text import environment, is_missing
 
 TABLES = ("realism", "realism_bins", "realism_mech", "realism_strata")
 GROUPS = (*contract.BINS, contract.ALL)
-REAL_A = "real-a"
 METRIC_LABELS = {"speedup_tpot": "speedup (TPOT)", "speedup_e2e": "speedup (E2E)",
                  "ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
 
@@ -109,12 +108,13 @@ def strata_context(r: contract.Realism) -> dict[str, Any]:
         sides = {s["run_id"]: s["sides"] for s in st["servers"]}
         for h in st["headline"]:
             side = f"synthetic-{h['condition']}"
-            rows.append({"stratum": stratum_label(st["protocol"]),
-                         "n_sessions": st["protocol"]["n_sessions"],
+            rows.append({**h, "stratum": stratum_label(st["protocol"]),
                          "server": srv[h["server"]]["label"],
                          "acc_real": sides[h["server"]]["real-a"][contract.ALL]["acceptance"],
-                         "acc_syn": sides[h["server"]][side][contract.ALL]["acceptance"], **h})
-    return {"rows": rows, "confidence": round(100 * r["parameters"]["confidence"])}
+                         "acc_syn": sides[h["server"]][side][contract.ALL]["acceptance"]})
+    n = sorted({st["protocol"]["n_sessions"] for st in [r, *r["strata"]]})
+    return {"rows": rows, "confidence": round(100 * r["parameters"]["confidence"]),
+            "sessions": " or ".join(str(x) for x in n)}
 
 
 CONTEXTS = {"realism": headline_context, "realism_bins": bins_context,
@@ -146,19 +146,7 @@ def variables(r: contract.Realism) -> dict[str, Any]:
             "warnings": r["warnings"],
             "strata": {stratum_key(st["protocol"]): {
                 **_stratum_variables(st), "label": stratum_label(st["protocol"]),
-                "mc_error_max": st["mc_error_max"],
-                "none_tpot_vs_main": _none_tpot_ratio(st, r)} for st in r["strata"]}}
-
-
-def _none_tpot_ratio(st: contract.Stratum, main: contract.Realism) -> float | None:
-    """The no-draft server's median REAL-A TPOT in ``st`` over the main stratum's."""
-    def tpot(r: contract.Stratum | contract.Realism) -> float | None:
-        s = next((s for s in r["servers"] if s["drafter"] == "none"), None)
-        side = s["sides"].get(REAL_A) if s is not None else None
-        return side[contract.ALL]["tpot_ms"]["value"] if side is not None else None
-
-    a, b = tpot(st), tpot(main)
-    return a / b if a is not None and b else None
+                "mc_error_max": st["mc_error_max"]} for st in r["strata"]}}
 
 
 def _stratum_variables(r: contract.Stratum | contract.Realism) -> dict[str, Any]:

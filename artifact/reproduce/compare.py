@@ -125,7 +125,7 @@ def judge(claim: Claim, summary_a: Mapping[str, Any], vars_a: Mapping[str, Any],
     lim = limit(claim, va)
     band = (va - lim, va + lim)
     diff = vb - va
-    if abs(diff) <= lim * (1 + 1e-12):
+    if claim.within(diff, lim):
         return Judged(claim=claim, a=a, b=b, verdict=REPRODUCED, band=band,
                       why=f"{diff:+.3g} within {claim.describe_tolerance()}")
     beyond = f"{diff:+.3g} beyond {claim.describe_tolerance()}"

@@ -120,8 +120,13 @@ def test_breakeven_by_hand(small):
     assert f["r2"] == pytest.approx(1 - 7.2 / 468, abs=1e-6)
     # var = (5.4 - 9 + 4.5) / 48^2; half width t(0.975, 2) * se
     half = 4.302652730 * math.sqrt(0.9) / 48
-    assert f["alpha_be_ci_low"] == pytest.approx(0.5 - half, rel=1e-5)
-    assert f["alpha_be_ci_high"] == pytest.approx(0.5 + half, rel=1e-5)
+    assert f["alpha_be_delta_low"] == pytest.approx(0.5 - half, rel=1e-5)
+    assert f["alpha_be_delta_high"] == pytest.approx(0.5 + half, rel=1e-5)
+    # Fieller: where (45 - a - beta x)^2 = t^2 var(a + beta x), var = 5.4 - 18 x + 18 x^2
+    for x in (f["alpha_be_ci_low"], f["alpha_be_ci_high"]):
+        assert (24 - 48 * x) ** 2 == pytest.approx(
+            4.302652730 ** 2 * (5.4 - 18 * x + 18 * x * x), rel=1e-5)
+    assert f["alpha_be_ci_low"] < 0.5 < f["alpha_be_ci_high"]
     assert be["by_domain"]["code"] == f
     pos = s["positions"]["ksweep-k4"]["all"]
     assert [p["position"] for p in pos] == [1, 2]

@@ -23,6 +23,8 @@ def test_realism_json_is_what_the_committed_runs_give(tmp_path: Path) -> None:
     got = (tmp_path / "realism.json").read_text(encoding="utf-8")
     assert got == files.dumps_json(R.build_realism(paths.REALISM_RUNS))  # the same bytes again
     assert out["protocol"]["n_sessions"] == 40 and len(out["servers"]) == 3
+    assert [(st["protocol"]["concurrency"], len(st["servers"])) for st in out["strata"]] == \
+        [(5, 2)]
     if paths.REALISM.exists():  # after a build: the build's file is this one
         assert got == paths.REALISM.read_text(encoding="utf-8")
 
@@ -67,7 +69,7 @@ def test_sides_are_paired_and_no_side_reuses_another_sides_cache(
 def test_a_session_missing_on_one_side_is_left_out_with_one_line(tmp_path: Path) -> None:
     root = tmp_path / "runs"
     shutil.copytree(paths.REALISM_RUNS, root)
-    run = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_"))[0]
+    run = root / "realism-none"  # a run of the main stratum
     lines = (run / records.RESULTS).read_text(encoding="utf-8").splitlines()
     victim = json.loads(lines[0])
     keep = [ln for ln in lines if not (json.loads(ln)["session_id"] == victim["session_id"]
@@ -154,3 +156,17 @@ def test_a_stratum_whose_runs_differ_in_sides_is_one_line(tmp_path: Path) -> Non
     (root / "b" / records.WORKLOAD).write_text(json.dumps(plan), encoding="utf-8")
     with pytest.raises(AnalysisError, match=r"^realism: run b has the sides \["):
         R.build_realism(root, bootstrap=FAST)
+
+
+def test_the_concurrency_stratum_reuses_the_shared_prompt_and_no_other_sides_cache(
+        study: R.contract.Realism) -> None:
+    [c5] = [st for st in study["strata"] if st["protocol"]["concurrency"] == 5]
+    assert c5["protocol"]["n_sessions"] == 40
+    assert c5["protocol"]["prefix_tokens_max"]["synthetic-prefix"] == 64
+    for s in c5["servers"]:
+        mean, top = s["cache_turn0_mean"], s["cache_turn0_max"]
+        # a prefix side's first turn finds the previous session's system prompt in its slot
+        assert top["synthetic-prefix"] > 64 and mean["synthetic-prefix"] > mean["real-a"] + 3
+        # every other side's first turn reuses the template's opening only
+        assert max(v for k, v in top.items() if k != "synthetic-prefix") <= 32, top
+        assert s["contention"] is not None and s["contention"]["n_contended"] == 0

@@ -201,7 +201,8 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
             return {"n": n, "status": "ok", "a": _r(a), "beta": _r(beta), "r2": 0.62,
                     "baseline_tok_per_s": 60.0,
                     "alpha_be": _r(be), "alpha_be_ci_low": _r(be - 0.06),
-                    "alpha_be_ci_high": _r(be + 0.07)}
+                    "alpha_be_ci_high": _r(be + 0.07), "alpha_be_delta_low": _r(be - 0.065),
+                    "alpha_be_delta_high": _r(be + 0.065)}
 
         breakeven[run_id] = {
             "baseline_run": "baseline-none", "baseline_tok_per_s": 60.0, "n_matched": 60,
@@ -215,7 +216,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
     positions["ksweep-draft-q2k-k2"] = {"all": [], "by_domain": {}}
     slow: Fit = {"n": 60, "status": "ok", "a": 10.0, "beta": 12.0, "r2": 0.7,
             "baseline_tok_per_s": 60.0, "alpha_be": _r(50.0 / 12.0), "alpha_be_ci_low": 3.2,
-            "alpha_be_ci_high": 5.1}
+            "alpha_be_ci_high": 5.1, "alpha_be_delta_low": 3.0, "alpha_be_delta_high": 5.3}
     breakeven["ksweep-draft-q2k-k2"] = {
         "baseline_run": "baseline-none", "baseline_tok_per_s": 60.0, "n_matched": 60,
         "ctx_size": 4096, "k": 2, "drafter": "draft-simple", "pooled": slow,
@@ -226,6 +227,7 @@ def build_summary(*, hostile_label: str | None = None) -> Summary:
         "n": 2, "status": "too_few_points", "a": None, "beta": None, "r2": None,
         "baseline_tok_per_s": 60.0,
         "alpha_be": None, "alpha_be_ci_low": None, "alpha_be_ci_high": None,
+        "alpha_be_delta_low": None, "alpha_be_delta_high": None,
     }
 
     if hostile_label is not None:  # labels are built from the fields, the drafter among them

@@ -110,3 +110,11 @@ def test_strict_fails_on_exactly_the_failures() -> None:
     assert {j.verdict for j in subset} == {"not run"} and not compare.strict_failures(subset)
     counts = compare.counts(other)
     assert set(counts) == set(compare.VERDICTS) and sum(counts.values()) == len(ledger)
+
+
+def test_an_upper_only_noise_claim_is_reproduced_by_a_quieter_rerun() -> None:
+    c = Claim(id="floor", quantity="vars:x", expected=54.0, abs=15.0, upper_only=True,
+              reason="r", scope="noise", runs=("r1",))
+    assert verdict(c, 54.0, 3.0, same=True) == "reproduced"
+    assert verdict(c, 54.0, 70.0, same=True) == "failed"
+    assert verdict(c, 54.0, 70.0, same=False) == "noise differs"
