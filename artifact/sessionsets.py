@@ -97,3 +97,12 @@ def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
                                   max_turns=t["max_turns"], strata=tuple(strata),
                                   code_share=None if share is None else float(share))
     return out
+
+
+def find_recipe(name: str, file: Path | None = None) -> SessionRecipe | None:
+    """The recipe of session set ``name``, or None when the file is missing, malformed or has no
+    such set (the analyses report the transcript rule when they can, and go on without it)."""
+    try:
+        return load_recipes(file).get(name)
+    except SessionError:
+        return None

@@ -31,8 +31,8 @@ from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
 from artifact.contract import realism as contract
-from artifact.errors import RecordError, SessionError
-from artifact.sessionsets import SessionRecipe, load_recipes
+from artifact.errors import RecordError
+from artifact.sessionsets import find_recipe
 from artifact.stats import cluster_weights, percentile_interval, weighted_median
 
 FloatArray = npt.NDArray[np.float64]
@@ -429,7 +429,7 @@ def _stratum(runs: Sequence[RealismRun], bootstrap: Bootstrap,
     syn_raw = plan.get("synthetic")
     syn: dict[str, Any] = syn_raw if isinstance(syn_raw, dict) else {}
     spec = runs[0].spec
-    recipe = _recipe(str(spec["prompt_set"]))
+    recipe = find_recipe(str(spec["prompt_set"]))
     finite = [x for x in mc if not math.isnan(x)]
     return contract.Stratum(
         protocol=contract.Protocol(
@@ -489,14 +489,6 @@ def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
             confidence=bootstrap.confidence, bins=list(contract.BINS),
             min_sessions_interval=MIN_SESSIONS, mc_batches=MC_BATCHES),
         warnings=warnings)
-
-
-def _recipe(name: str) -> SessionRecipe | None:
-    """The session set's recipe (experiments/session_sets.toml), when it is there."""
-    try:
-        return load_recipes().get(name)
-    except SessionError:
-        return None
 
 
 def _beyond(g: contract.Gap, floor: contract.Gap) -> bool | None:

@@ -27,8 +27,8 @@ from artifact.analysis import validate
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
 from artifact.analysis.runs import AnalysisError
 from artifact.contract import workload as contract
-from artifact.errors import RecordError, SessionError
-from artifact.sessionsets import SessionRecipe, load_recipes
+from artifact.errors import RecordError
+from artifact.sessionsets import find_recipe
 from artifact.stats import cluster_weights, percentile_interval, weighted_median
 
 FloatArray = npt.NDArray[np.float64]
@@ -250,7 +250,7 @@ def load_workload_run(run: Path) -> WorkloadRun:
             cpt = float(_typed_field(w, "chars_per_token", (int, float)))
         env = config.get("environment")
         start = str(env.get("start_time", "")) if isinstance(env, dict) else ""
-        recipe = _recipe(str(spec["prompt_set"]))
+        recipe = find_recipe(str(spec["prompt_set"]))
         protocol = contract.Protocol(
             drafter=str(spec["drafter"]), k=spec["k"], n_predict_cap=int(spec["n_predict"]),
             ctx_size=int(spec["ctx_size"]), concurrency=int(spec["concurrency"]),
@@ -306,14 +306,6 @@ def load_workload_run(run: Path) -> WorkloadRun:
         complete=metrics.get("complete") is True, start_time=start, protocol=protocol,
         path=run, config_run_id=rid if isinstance(rid, str) else None,
         problems=tuple(problems))
-
-
-def _recipe(name: str) -> SessionRecipe | None:
-    """The session set's recipe (experiments/session_sets.toml), when it is there."""
-    try:
-        return load_recipes().get(name)
-    except SessionError:
-        return None
 
 
 def _plan_cpt(plan: dict[str, object], key: str) -> float | None:
