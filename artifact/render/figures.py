@@ -358,6 +358,18 @@ def _figure(height_in: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tupl
     return fig, axes
 
 
+def _fig_legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], most: int) -> None:
+    """One legend under the panels in at most ``most`` columns, fewer while it is wider than
+    the figure (long labels in one row would run past the page's text area)."""
+    width = fig.get_window_extent().width
+    for ncols in range(min(most, len(labels)), 0, -1):
+        legend = fig.legend(list(handles), list(labels), loc="outside lower center", ncols=ncols)
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        if ncols == 1 or legend.get_window_extent(renderer).width <= width:
+            return
+        legend.remove()
+
+
 def fig_speedup(summary: Summary) -> Figure:
     n = len(summary.speedup_ids)
     fig, ax = _figure(1.0 + 0.32 * n)
@@ -404,8 +416,7 @@ def fig_breakeven(summary: Summary) -> Figure:
         for h, lb in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(lb, h)
     if seen:
-        fig.legend(list(seen.values()), list(seen), loc="outside lower center",
-                   ncols=min(4, len(seen)))
+        _fig_legend(fig, list(seen.values()), list(seen), 4)
     return fig
 
 
@@ -620,7 +631,7 @@ def fig_workload(w: wcontract.Workload) -> Figure:
     axes[0].set_ylabel("SYNTHETIC vs REAL median (%)")
     handles, labels = axes[0].get_legend_handles_labels()
     if labels:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)))
+        _fig_legend(fig, handles, labels, 5)
     return fig
 
 
@@ -640,7 +651,7 @@ def fig_realism(r: rcontract.Realism) -> Figure:
     axs[0].set_ylabel("SYNTHETIC vs REAL-A (%)")
     handles, labels = axs[0].get_legend_handles_labels()
     if labels:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)))
+        _fig_legend(fig, handles, labels, 4)
     return fig
 
 

@@ -200,3 +200,17 @@ def test_our_own_math_labels_still_typeset(summary: model.Summary) -> None:
         maths = [t for t in fig.findobj(Text) if t.get_parse_math() and t.get_text()]
         plt.close(fig)
     assert maths and {t.get_text() for t in maths} == {"Draft position $i$"}
+
+
+def test_breakeven_legend_narrows_to_fit_the_figure(summary: model.Summary) -> None:
+    # The fixture's labels in four columns are wider than the page: the layout check of the
+    # PDF found 'baseline' past the right margin. Fewer columns, the same entries.
+    with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
+        fig = figures.fig_breakeven(summary)
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        (legend,) = fig.legends
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert len(labels) > 2 and "no-draft baseline" in labels
+        assert legend.get_window_extent(renderer).width <= fig.get_window_extent().width
+        assert legend._ncols < 4  # type: ignore[attr-defined]
+    plt.close(fig)
