@@ -23,8 +23,8 @@ def test_realism_json_is_what_the_committed_runs_give(tmp_path: Path) -> None:
     got = (tmp_path / "realism.json").read_text(encoding="utf-8")
     assert got == files.dumps_json(R.build_realism(paths.REALISM_RUNS))  # the same bytes again
     assert out["protocol"]["n_sessions"] == 40 and len(out["servers"]) == 3
-    assert [(st["protocol"]["concurrency"], len(st["servers"])) for st in out["strata"]] == \
-        [(5, 2)]
+    assert [(st["protocol"]["concurrency"], st["protocol"]["session_set"], len(st["servers"]))
+            for st in out["strata"]] == [(1, "realism-code", 2), (5, "realism", 2)]
     if paths.REALISM.exists():  # after a build: the build's file is this one
         assert got == paths.REALISM.read_text(encoding="utf-8")
 
