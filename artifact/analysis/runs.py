@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -410,8 +410,11 @@ STATEFUL_DRAFTERS = frozenset({"ngram-mod", "ngram-cache"})
 # their numbers: a runner that lost count after a kill numbered two starts alike.
 
 
-def load_runs(root: Path) -> tuple[list[Run], list[str]]:
-    """Every run under ``root`` (sorted by run id) and one-line warnings for skipped ones.
+def load_runs(root: Path, *, load: Callable[[Path], Run] = load_run
+              ) -> tuple[list[Run], list[str]]:
+    """Every run under ``root`` (sorted by run id) and one-line warnings for skipped ones;
+    ``load`` loads one run folder (:func:`load_run`, or the cache's
+    :func:`artifact.analysis.runcache.load`).
 
     The cyclic garbage collector is paused while reading (and restored after): records hold no
     reference cycles, and its passes over an ever larger heap made loading super-linear.
@@ -419,13 +422,13 @@ def load_runs(root: Path) -> tuple[list[Run], list[str]]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_runs(root)
+        return _load_runs(root, load)
     finally:
         if enabled:
             gc.enable()
 
 
-def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
+def _load_runs(root: Path, load: Callable[[Path], Run]) -> tuple[list[Run], list[str]]:
     runs: list[Run] = []
     warnings: list[str] = []
     if not root.is_dir():
@@ -437,7 +440,7 @@ def _load_runs(root: Path) -> tuple[list[Run], list[str]]:
             warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
             continue
         try:
-            run = load_run(sub)
+            run = load(sub)
         except ConfigError as err:
             warnings.append(f"{err}; run skipped")
             continue

@@ -8,6 +8,7 @@ applicable" (no drafter, no GPU) and is written as ``null`` without a warning.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from artifact import files
 from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import positions as _positions
+from artifact.analysis import runcache
 from artifact.analysis.logs import Pairing, pair
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
 from artifact.analysis.pooling import check_same_hardware
@@ -292,14 +294,16 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contrac
 
 
 def build_summary(
-    runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP
+    runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP, cache: Path | None = None
 ) -> contract.Summary:
     """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
     checked against the contract before anything is written.
 
     Runs of a study with its own analysis (:data:`OWN_ANALYSIS` families) are left out.
+    ``cache``: loaded runs are kept there by content (:mod:`artifact.analysis.runcache`), so
+    that a run already seen is not read again; the result is the same bytes.
     """
-    runs, warnings = load_runs(runs_root)
+    runs, warnings = load_runs(runs_root, load=functools.partial(runcache.load, cache=cache))
     elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
     warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
@@ -326,8 +330,9 @@ def dumps(summary: Mapping[str, Any]) -> str:
     return files.dumps_json(summary)
 
 
-def write_summary(runs_root: Path, out_path: Path) -> contract.Summary:
+def write_summary(runs_root: Path, out_path: Path, *, cache: Path | None = None
+                  ) -> contract.Summary:
     """Build the summary and write it atomically to ``out_path``; returns it."""
-    summary = build_summary(runs_root)
+    summary = build_summary(runs_root, cache=cache)
     files.write_text(out_path, dumps(summary))
     return summary

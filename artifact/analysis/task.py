@@ -17,10 +17,12 @@ RUN_FILES = records.RUN_FILES
 
 @doit_action
 def _write(runs: Path, out: Path) -> None:
+    from artifact.analysis.runcache import CACHE
     from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
     from artifact.log import stderr
 
-    summary = write_summary(runs, out)  # doit must not store the summary: nothing returned
+    # loaded runs kept by content: a new run is read, the others come from the cache
+    summary = write_summary(runs, out, cache=CACHE)  # doit must not store it: nothing returned
     for rid, c in sorted(summary["controls"].items()):  # the noise control, every time
         o = c["overall"]
         stderr("analysis")(f"noise control: {rid} over {c['baseline_run']}: mean ratio "
