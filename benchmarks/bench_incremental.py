@@ -8,9 +8,10 @@ measurement in a fresh Python process (imports not timed; peak memory is the pro
 maximum RSS):
 
 - **full**: ``build_summary`` reading every run (no cache), as before issue 21;
-- **added run**: the cache holds the other N - 1 runs, one new run is read: what ``doit``
-  costs after a campaign adds a run; split into loading the runs and the pooling (everything
-  after loading: pairing, bootstrap, statistics, the contract check);
+- **added run**: the cache holds the other N - 1 runs and their per-position bootstrap, one
+  new run is read: what ``doit`` costs after a campaign adds a run; split into loading the runs
+  and the pooling (everything after loading: pairing, the new run's bootstrap, statistics,
+  rounding, the contract check);
 - **JSON floor**: only ``json.loads`` of every line of every ``results.jsonl``: what any
   analysis that parses the raw records must spend, in the same machine state.
 
@@ -59,7 +60,7 @@ else:
     loaded, warnings = R.load_runs(root, load=functools.partial(runcache.load, cache=cache))
     load = time.perf_counter() - t0
     kept = [r for r in loaded if r.desc.family not in S.OWN_ANALYSIS]
-    S.dumps(S.summarize_runs(kept, warnings))
+    S.dumps(S.summarize_runs(kept, warnings, cache=cache))
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"wall": wall, "cpu": cpu, "load": load, "rss_mib": rss}))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +299,9 @@ class Run:
     log_has_markers: bool
     problems: list[str]  # one-line warnings met while loading
     measured_starts: int = 1  # servers that measured (log markers or records' server_start)
+    # the loaded-run cache's key of the files this run was loaded from (None: not loaded
+    # through the cache); results derived from the run alone are kept under it
+    key: str | None = field(default=None, compare=False)
 
     @property
     def restarted_stateful(self) -> bool:

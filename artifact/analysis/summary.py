@@ -185,8 +185,10 @@ def _run_entry(run: Run, pairing: Pairing) -> RunEntry:
     }
 
 
-def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contract.Summary:
-    """The summary of loaded runs, before rounding (a float may still be ``nan``)."""
+def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP,
+            cache: Path | None = None) -> contract.Summary:
+    """The summary of loaded runs, before rounding (a float may still be ``nan``); ``cache``:
+    where results of one run alone are kept (:func:`runcache.derived`)."""
     warnings: list[str] = []
     out: contract.Summary = {
         "schema_version": contract.SCHEMA_VERSION,
@@ -270,12 +272,9 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP) -> contrac
         if not p.ok:
             continue  # the pairing problem is already a warning
         keep = [i for i, bad in enumerate(run.spurious) if not bad]
-        ps = _positions.position_stats(
-            rid,
-            [run.records[i] for i in keep],
-            [p.entry_of[i] for i in keep],
-            bootstrap=bootstrap,
-        )
+        ps = runcache.derived(run, f"positions {bootstrap}", functools.partial(
+            _positions.position_stats, rid, [run.records[i] for i in keep],
+            [p.entry_of[i] for i in keep], bootstrap=bootstrap), cache)
         if ps is None:
             if p.n_records:
                 warnings.append(f"run {rid}: server.log has no acc per pos vectors")
@@ -307,17 +306,18 @@ def build_summary(
     elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
     warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
-    return summarize_runs(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
+    return summarize_runs(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap,
+                          cache=cache)
 
 
 def summarize_runs(
     runs: Sequence[Run], warnings: Sequence[str] = (), *, source: str = "summary",
-    bootstrap: Bootstrap = BOOTSTRAP,
+    bootstrap: Bootstrap = BOOTSTRAP, cache: Path | None = None,
 ) -> contract.Summary:
     """Loaded runs analysed (``warnings``: those met while loading them), checked against the
     contract (``source`` names them in its one-line errors)."""
     check_same_hardware(runs)
-    result = analyse(runs, bootstrap=bootstrap)
+    result = analyse(runs, bootstrap=bootstrap, cache=cache)
     nan_paths: list[str] = []
     plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
     plain["warnings"] = sorted(set(list(warnings) + result["warnings"]

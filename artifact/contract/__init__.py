@@ -109,6 +109,50 @@ def check_version(data: Any, *, field: str, version: int, source: str,
         raise error(f"{source}: field {field!r}: {data[field]!r}, this reader reads {version}")
 
 
+@functools.cache
+def _shape(tp: Any) -> tuple[str, Any]:
+    """What checking a value against ``tp`` needs, worked out once per type."""
+    tp, _ = _strip(tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        plain = tuple(a for a in args if _strip(a)[0] is not type(None))
+        return "union", (len(plain) < len(args), plain, tuple(_strip(a)[0] for a in plain))
+    if origin is Literal:
+        return "literal", args
+    if origin is list:
+        return "list", args[0]
+    if origin is dict:
+        return "dict", args[1]
+    if _is_typeddict(tp):
+        hints = _hints(tp)
+        return "typeddict", (tuple(hints.items()), len(hints))
+    return "scalar", tp
+
+
+def _fits(tp: Any, value: Any) -> bool:
+    """Whether :func:`check` would accept ``value``, without building any field path: the
+    fast pass over a whole summary; the path is built only for a value that does not fit."""
+    kind, data = _shape(tp)
+    if kind == "scalar":
+        return _matches_scalar(data, value)
+    if kind == "typeddict":
+        fields, n = data
+        return (isinstance(value, dict) and len(value) == n
+                and all(key in value and _fits(sub, value[key]) for key, sub in fields))
+    if kind == "list":
+        return isinstance(value, list) and all(_fits(data, v) for v in value)
+    if kind == "dict":
+        return isinstance(value, dict) and all(_fits(data, v) for v in value.values())
+    if kind == "union":
+        optional, plain, bare = data
+        if value is None and optional:
+            return True
+        if len(plain) == 1:
+            return _fits(plain[0], value)
+        return any(_matches_scalar(b, value) for b in bare)
+    return value in data  # Literal
+
+
 def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where: str = "") -> None:
     """Raise ``error`` (one line: file, dotted field, expected type) unless ``value`` fits ``tp``.
 
@@ -121,6 +165,12 @@ def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where
     Traceback (most recent call last):
     artifact.errors.ArtifactError: f.json: field 'a.n': expected int, got '2'
     """
+    if not _fits(tp, value):
+        _check(tp, value, source=source, error=error, where=where)
+
+
+def _check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where: str) -> None:
+    """:func:`check`, naming the first field that does not fit (the slow pass)."""
     tp, _ = _strip(tp)
     origin, args = get_origin(tp), get_args(tp)
     at = where or "(top level)"
@@ -129,7 +179,7 @@ def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where
         if value is None and len(plain) < len(args):
             return
         if len(plain) == 1:
-            return check(plain[0], value, source=source, error=error, where=where)
+            return _check(plain[0], value, source=source, error=error, where=where)
         if any(_matches_scalar(_strip(a)[0], value) for a in plain):
             return
         raise _fail(error, source, at, tp, value)
@@ -141,13 +191,13 @@ def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where
         if not isinstance(value, list):
             raise _fail(error, source, at, tp, value)
         for i, v in enumerate(value):
-            check(args[0], v, source=source, error=error, where=f"{where}.{i}".lstrip("."))
+            _check(args[0], v, source=source, error=error, where=f"{where}.{i}".lstrip("."))
         return
     if origin is dict:
         if not isinstance(value, dict):
             raise _fail(error, source, at, tp, value)
         for k, v in value.items():
-            check(args[1], v, source=source, error=error, where=f"{where}.{k}".lstrip("."))
+            _check(args[1], v, source=source, error=error, where=f"{where}.{k}".lstrip("."))
         return
     if _is_typeddict(tp):
         if not isinstance(value, dict):
@@ -157,7 +207,7 @@ def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where
             path = f"{where}.{key}".lstrip(".")
             if key not in value:
                 raise error(f"{source}: field '{path}': missing")
-            check(sub, value[key], source=source, error=error, where=path)
+            _check(sub, value[key], source=source, error=error, where=path)
         extra = sorted(set(value) - set(hints))
         if extra:
             raise error(f"{source}: field '{f'{where}.{extra[0]}'.lstrip('.')}': not in the "

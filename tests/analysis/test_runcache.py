@@ -30,7 +30,7 @@ def test_cached_summary_is_byte_identical_cold_and_warm(
     assert len(_entries(cache)) == n
 
 
-def test_a_warm_cache_reads_no_run(corpus_root: Path, tmp_path: Path,
+def test_a_warm_cache_reads_no_run_and_draws_no_bootstrap(corpus_root: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     full = _text(corpus_root, cache)
@@ -38,7 +38,11 @@ def test_a_warm_cache_reads_no_run(corpus_root: Path, tmp_path: Path,
     def fail(path: Path, *, keep_events: bool = False) -> runs.Run:
         raise AssertionError(f"read {path.name} again")
 
+    def no_bootstrap(*args: object, **kw: object) -> None:
+        raise AssertionError("a cached run's positions computed again")
+
     monkeypatch.setattr(runcache, "load_run", fail)
+    monkeypatch.setattr(summary._positions, "position_stats", no_bootstrap)
     assert _text(corpus_root, cache) == full
 
 
