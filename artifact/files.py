@@ -93,6 +93,33 @@ def round_sig(x: float, digits: int = SIG_DIGITS) -> float:
     return 0.0 if r == 0.0 else r
 
 
+class _Slow(Exception):
+    """The fast pass of :func:`to_plain` met what only the full pass handles."""
+
+
+_SCALARS = frozenset({int, str, bool, type(None)})
+
+
+def _plain_fast(obj: Any, nan: bool) -> Any:
+    """:func:`to_plain` for plain dicts, lists, tuples and scalars of exactly the built-in types,
+    building no field path; raises :class:`_Slow` on anything else, and on a non-finite float
+    when ``nan`` (its path is wanted)."""
+    t = type(obj)
+    if t is float:
+        if math.isfinite(obj):
+            return round_sig(obj)
+        if nan:
+            raise _Slow
+        return None
+    if t is dict:
+        return {str(k): _plain_fast(v, nan) for k, v in obj.items()}
+    if t is list or t is tuple:
+        return [_plain_fast(v, nan) for v in obj]
+    if t in _SCALARS:
+        return obj
+    raise _Slow
+
+
 def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> Any:
     """Dataclasses, mappings and sequences to JSON data; floats rounded, non-finite to ``None``.
 
@@ -102,12 +129,19 @@ def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> An
     >>> to_plain({"a": [1.23456789, float("nan")], "b": None}, "x", bad), bad
     ({'a': [1.23457, None], 'b': None}, ['x.a.1'])
     """
+    try:  # the common case, a whole tree of built-in types, without the paths
+        return _plain_fast(obj, nan_paths is not None)
+    except _Slow:
+        return _to_plain(obj, path, nan_paths)
+
+
+def _to_plain(obj: Any, path: str, nan_paths: list[str] | None) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     if isinstance(obj, Mapping):
-        return {str(k): to_plain(v, f"{path}.{k}", nan_paths) for k, v in obj.items()}
+        return {str(k): _to_plain(v, f"{path}.{k}", nan_paths) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [to_plain(v, f"{path}.{i}", nan_paths) for i, v in enumerate(obj)]
+        return [_to_plain(v, f"{path}.{i}", nan_paths) for i, v in enumerate(obj)]
     if isinstance(obj, bool) or obj is None or isinstance(obj, int | str):
         return obj
     if isinstance(obj, float):
