@@ -93,31 +93,36 @@ def round_sig(x: float, digits: int = SIG_DIGITS) -> float:
     return 0.0 if r == 0.0 else r
 
 
-class _Slow(Exception):
-    """The fast pass of :func:`to_plain` met what only the full pass handles."""
-
-
+_SLOW = object()  # what the fast pass of to_plain returns when only the full pass can go on
 _SCALARS = frozenset({int, str, bool, type(None)})
 
 
 def _plain_fast(obj: Any, nan: bool) -> Any:
     """:func:`to_plain` for plain dicts, lists, tuples and scalars of exactly the built-in types,
-    building no field path; raises :class:`_Slow` on anything else, and on a non-finite float
-    when ``nan`` (its path is wanted)."""
+    building no field path; :data:`_SLOW` for anything else, and for a non-finite float when
+    ``nan`` (its path is wanted)."""
     t = type(obj)
     if t is float:
         if math.isfinite(obj):
             return round_sig(obj)
-        if nan:
-            raise _Slow
-        return None
+        return _SLOW if nan else None
     if t is dict:
-        return {str(k): _plain_fast(v, nan) for k, v in obj.items()}
+        out = {}
+        for k, v in obj.items():
+            p = _plain_fast(v, nan)
+            if p is _SLOW:
+                return _SLOW
+            out[str(k)] = p
+        return out
     if t is list or t is tuple:
-        return [_plain_fast(v, nan) for v in obj]
-    if t in _SCALARS:
-        return obj
-    raise _Slow
+        items = []
+        for v in obj:
+            p = _plain_fast(v, nan)
+            if p is _SLOW:
+                return _SLOW
+            items.append(p)
+        return items
+    return obj if t in _SCALARS else _SLOW
 
 
 def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> Any:
@@ -129,10 +134,8 @@ def to_plain(obj: Any, path: str = "", nan_paths: list[str] | None = None) -> An
     >>> to_plain({"a": [1.23456789, float("nan")], "b": None}, "x", bad), bad
     ({'a': [1.23457, None], 'b': None}, ['x.a.1'])
     """
-    try:  # the common case, a whole tree of built-in types, without the paths
-        return _plain_fast(obj, nan_paths is not None)
-    except _Slow:
-        return _to_plain(obj, path, nan_paths)
+    fast = _plain_fast(obj, nan_paths is not None)  # the common case, without the paths
+    return _to_plain(obj, path, nan_paths) if fast is _SLOW else fast
 
 
 def _to_plain(obj: Any, path: str, nan_paths: list[str] | None) -> Any:
