@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar, cast
 
-from artifact import imports, paths, records
+from artifact import files, imports, paths, records
 from artifact.analysis.runs import Run, load_run
 
 CACHE = paths.ROOT / ".cache" / "runs"
@@ -85,12 +83,8 @@ def _get(entry: Path, kind: type[T]) -> T | None:
 
 
 def _put(entry: Path, value: object) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".run-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, entry)  # whole or absent: two builds each write a whole entry
+    try:  # atomic: whole or absent, so two builds each write a whole entry
+        files.write_bytes(entry, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         return
 

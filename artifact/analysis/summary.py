@@ -27,7 +27,7 @@ from artifact.analysis.params import BOOTSTRAP, Bootstrap
 from artifact.analysis.pooling import check_same_hardware
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_runs
 from artifact.contract import summary as contract
-from artifact.contract.summary import Environment, LogPairing, Parameters, RunEntry
+from artifact.contract.summary import Environment, LogPairing, Parameters, PositionsEntry, RunEntry
 
 # Families analysed by their own study module, not by summary.json (accsplit -> accsplit.json).
 OWN_ANALYSIS = frozenset({"accsplit"})
@@ -185,6 +185,13 @@ def _run_entry(run: Run, pairing: Pairing) -> RunEntry:
     }
 
 
+def _run_positions(run: Run, p: Pairing, bootstrap: Bootstrap) -> PositionsEntry | None:
+    """Per-position acceptance of a run's included records and their paired log entries."""
+    keep = [i for i, bad in enumerate(run.spurious) if not bad]
+    return _positions.position_stats(run.desc.run_id, [run.records[i] for i in keep],
+                                     [p.entry_of[i] for i in keep], bootstrap=bootstrap)
+
+
 def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP,
             cache: Path | None = None) -> contract.Summary:
     """The summary of loaded runs, before rounding (a float may still be ``nan``); ``cache``:
@@ -271,10 +278,8 @@ def analyse(runs: Sequence[Run], *, bootstrap: Bootstrap = BOOTSTRAP,
         p = pairings[rid]
         if not p.ok:
             continue  # the pairing problem is already a warning
-        keep = [i for i, bad in enumerate(run.spurious) if not bad]
-        ps = runcache.derived(run, f"positions {bootstrap}", functools.partial(
-            _positions.position_stats, rid, [run.records[i] for i in keep],
-            [p.entry_of[i] for i in keep], bootstrap=bootstrap), cache)
+        ps = runcache.derived(run, f"positions {bootstrap}",
+                              functools.partial(_run_positions, run, p, bootstrap), cache)
         if ps is None:
             if p.n_records:
                 warnings.append(f"run {rid}: server.log has no acc per pos vectors")
