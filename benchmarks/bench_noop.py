@@ -40,11 +40,33 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+# Outside a git checkout (a release tarball), the tree is copied without these: the environment,
+# caches and build outputs a checkout's .gitignore leaves out.
+_NOT_STAGED = {".git", ".venv", ".cache", "__pycache__", ".mypy_cache", ".ruff_cache",
+               ".pytest_cache", "build"}
+
+
+def in_git_checkout() -> bool:
+    try:
+        return subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=ROOT,
+                              capture_output=True, check=False).returncode == 0
+    except OSError:  # no git on PATH
+        return False
+
+
 def stage_worktree(dest: Path) -> None:
-    """The working tree as it is on disk: tracked and not-ignored untracked files."""
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         cwd=ROOT, check=True, capture_output=True).stdout.decode()
-    for rel in filter(None, out.split("\0")):
+    """The working tree as it is on disk: tracked and not-ignored untracked files (outside a git
+    checkout: every file but those of :data:`_NOT_STAGED` folders)."""
+    if in_git_checkout():
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                              "--exclude-standard"], cwd=ROOT, check=True,
+                             capture_output=True).stdout.decode()
+        rels = [Path(r) for r in filter(None, out.split("\0"))]
+    else:
+        rels = [p.relative_to(ROOT) for p in sorted(ROOT.rglob("*")) if p.is_file()
+                and not _NOT_STAGED.intersection(p.relative_to(ROOT).parts)
+                and not p.name.startswith(".doit.db")]
+    for rel in rels:
         src = ROOT / rel
         if src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -94,6 +116,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.tasks, args.runs, args.baseline = ["analysis"], 1, ""
+    if args.baseline and not in_git_checkout():
+        raise SystemExit(f"bench_noop: --baseline {args.baseline} needs a git checkout with git "
+                         "on PATH (this tree is not one); --baseline '' compares with doit's "
+                         "floor only")
     with tempfile.TemporaryDirectory(prefix="bench-noop-") as tmp:
         trees: dict[str, Path] = {"floor": Path(tmp) / "floor", "now": Path(tmp) / "now"}
         trees["floor"].mkdir()
