@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, default=paths.RUNS, help="runs directory")
     parser.add_argument("--out", type=Path, default=paths.SUMMARY, help="summary.json to write")
     parser.add_argument("--no-cache", action="store_true",
-                        help=f"read every run again, not from the loaded-run cache ({CACHE.name} "
+                        help=f"read every run again, not from the reduced runs kept ({CACHE.name} "
                              "under .cache/: same result, slower)")
     args = parser.parse_args(argv)
     summary = write_summary(args.runs, args.out, cache=None if args.no_cache else CACHE)

@@ -14,20 +14,20 @@ is taken over the prompt ids it shares with the ksweep run (per-prompt means, av
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from artifact import records, stats
+from artifact import stats
+from artifact.analysis.reduced import Reduced
 from artifact.analysis.runs import PROTOCOL_FIELDS as PROTOCOL_FIELDS
-from artifact.analysis.runs import Run, describe_diff, protocol_diff
+from artifact.analysis.runs import L, describe_diff, protocol_diff
 from artifact.contract.summary import BreakevenEntry, Fit, FitStatus
 
 MIN_POINTS = 3
 
 
-def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, FitStatus, str | None]:
+def find_baseline(run: L, runs: Sequence[L]) -> tuple[L | None, FitStatus, str | None]:
     """``(baseline, status, problem)``: the matching baseline run, or why there is none."""
     cands = [r for r in runs if r.desc.family == "baseline" and r.desc.drafter == "none"]
     where = f"run {run.desc.run_id}: breakeven"
@@ -44,21 +44,6 @@ def find_baseline(run: Run, runs: Sequence[Run]) -> tuple[Run | None, FitStatus,
         f"{where}: no matching baseline; nearest {nearest.desc.run_id} differs in "
         f"{describe_diff(run.desc, nearest.desc)}"
     )
-
-
-def per_prompt(recs: Sequence[records.Result], *, drafted: bool) -> dict[str, tuple[float, float]]:
-    """Per prompt id: (mean alpha, mean tok/s); with ``drafted`` only records with an alpha."""
-    acc: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for r in recs:
-        if drafted and r.alpha is None:
-            continue
-        acc[r.prompt_id].append(
-            (r.alpha if r.alpha is not None else math.nan, r.timings.predicted_per_second)
-        )
-    return {
-        p: (math.fsum(a for a, _ in v) / len(v), math.fsum(t for _, t in v) / len(v))
-        for p, v in acc.items()
-    }
 
 
 def _null_fit(n: int, status: FitStatus, base: float | None = None) -> Fit:
@@ -120,18 +105,14 @@ def fit(
     )
 
 
-def breakeven_run(run: Run, runs: Sequence[Run]) -> tuple[BreakevenEntry, list[str]]:
+def breakeven_run(run: Reduced, runs: Sequence[Reduced]) -> tuple[BreakevenEntry, list[str]]:
     """Break-even fits of one ksweep run (pooled and per domain) and its warnings."""
     base_run, status, problem = find_baseline(run, runs)
     warnings = [problem] if problem else []
-    recs = run.timed  # a fit of tok/s: contended requests left out (Run.timed)
-    points = per_prompt(recs, drafted=True)
-    base_pp = (
-        {p: t for p, (_, t) in per_prompt(base_run.timed, drafted=False).items()}
-        if base_run
-        else None
-    )
-    domain_of = {r.prompt_id: r.domain for r in recs}
+    # a fit of tok/s: contended requests left out (Run.timed, as the reduction's rates)
+    points = run.drafted_by_prompt
+    base_pp = ({p: t for p, (_, t) in base_run.timed_by_prompt.items()} if base_run else None)
+    domain_of = run.domain_of
     pooled = fit(points, base_pp, status=status)
     by_domain = {
         d: fit({p: v for p, v in points.items() if domain_of[p] == d}, base_pp, status=status)

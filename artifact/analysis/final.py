@@ -11,7 +11,7 @@ import numpy as np
 
 from artifact import records, stats
 from artifact.analysis.logs import LogEntry
-from artifact.analysis.runs import Run, describe_diff, protocol_diff
+from artifact.analysis.runs import L, Run, describe_diff, protocol_diff
 from artifact.contract.summary import Center, FinalEntry, Location, Ratios, SpeedupEntry, Stats
 
 
@@ -142,19 +142,19 @@ def _speedup(num: Mapping[Any, float], den: Mapping[Any, float]) -> Ratios:
     )
 
 
-def speedup(run: Run, baseline: Run) -> SpeedupEntry:
-    """tok/s of ``run`` over ``baseline``, matched per ``(prompt_id, repeat)``."""
-    recs = run.timed  # contended requests carry no timing (Run.timed)
-    base = per_key_rate(baseline.timed)
-    overall = _speedup(per_key_rate(recs), base)
-    by_domain = {
-        d: _speedup(per_key_rate([r for r in recs if r.domain == d]), base)
-        for d in sorted({r.domain for r in recs})
-    }
-    return SpeedupEntry(baseline_run=baseline.desc.run_id, overall=overall, by_domain=by_domain)
+def speedup(rates: Mapping[str | None, Mapping[tuple[str, int], float]],
+            baseline: Mapping[str | None, Mapping[tuple[str, int], float]],
+            baseline_run: str) -> SpeedupEntry:
+    """tok/s of a run over ``baseline``, matched per ``(prompt_id, repeat)``: ``rates`` and
+    ``baseline`` are :func:`per_key_rate` of each run's timed records (contended requests carry
+    no timing: Run.timed), under None for all of them and under each domain for its own."""
+    base = baseline[None]
+    overall = _speedup(rates[None], base)
+    by_domain = {d: _speedup(rates[d], base) for d in sorted(k for k in rates if k is not None)}
+    return SpeedupEntry(baseline_run=baseline_run, overall=overall, by_domain=by_domain)
 
 
-def speedup_baseline(run: Run, finals: Sequence[Run]) -> tuple[Run | None, str | None]:
+def speedup_baseline(run: L, finals: Sequence[L]) -> tuple[L | None, str | None]:
     """The final no-draft run with the same protocol (:data:`PROTOCOL_FIELDS`: model, context,
     prompt set, answer length, sampling), or a one-line problem naming what differs."""
     where = f"run {run.desc.run_id}: speedup"

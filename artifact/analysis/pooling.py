@@ -12,21 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from artifact import hardware, records
-from artifact.analysis.runs import AnalysisError, Run
+from artifact.analysis.runs import AnalysisError, Loaded
 
 
 class MixedHardwareError(AnalysisError):
     """Runs measured on different hardware would be pooled; the message names them."""
 
 
-def _allows_mixing(run: Run) -> bool:
+def _allows_mixing(run: Loaded) -> bool:
     try:
         return records.read_json(run.path / records.CONFIG).get("pool_mixed_hardware") is True
     except records.RecordError:
         return False
 
 
-def check_same_hardware(runs: Sequence[Run]) -> None:
+def check_same_hardware(runs: Sequence[Loaded]) -> None:
     """Raise :class:`MixedHardwareError` when runs differ in hardware and pooling is not allowed."""
     if len(runs) < 2:
         return

@@ -1,23 +1,27 @@
-"""Loaded runs kept by content, so that adding one run to many reads and screens one run.
+"""Runs kept reduced, by content, so that adding one run to many reads and reduces one run.
 
-Loading a run (:func:`artifact.analysis.runs.load_run`: parse every JSON line, check every
-record, screen spurious and impossible ones, parse the server log) is most of an analysis, and
-it depends only on the run's files and the code that reads them. So a loaded run is kept under
-:data:`CACHE`, named by a hash of
+Reading a run (:func:`artifact.analysis.runs.load_run`: parse every JSON line, check every
+record, screen spurious and impossible ones, parse the server log) and reducing it to its share
+of the summary (:func:`artifact.analysis.reduced.reduce`: statistics, the per-position
+bootstrap) are most of an analysis, and they depend only on the run's files and the code. So a
+reduction is kept under :data:`CACHE`, named by a hash of
 
 - every file of :data:`artifact.records.RUN_FILES` (its bytes, or that it is missing),
-- the run folder's name (the run's warnings name it) and whether events were kept,
-- the source of every module the loading imports (:func:`artifact.imports.closure`): a changed
-  parser is a changed key, never a stale run.
+- the run folder's name (the run's warnings name it),
+- the source of every module the reduction imports (:func:`artifact.imports.closure`): a
+  changed parser or statistic is a changed key, never a stale result,
+- the bootstrap's parameters.
 
-A hit is the same :class:`Run` a fresh load gives (a test checks ``summary.json`` byte for
-byte), with the folder's current path. Results computed from one run alone (its per-position
-acceptance with bootstrap intervals: :func:`derived`) are kept beside it the same way, so that
-a build after one new run computes them for that run only.
+Hashing every file of every run would itself read them all, so the content hash of a folder is
+remembered beside its files' ``stat`` (size, modification and change times, inode): when none
+has changed since, the hash is not computed again. A file modified within the last
+:data:`SETTLE_S` seconds is hashed every time (a write in the same clock tick could leave its
+times equal), and a campaign appends to its files, so their sizes move anyway.
 
-An unfinished run (``metrics.json`` not complete) is not kept: during a campaign it changes
-with every request. An entry that cannot be read is a miss, and a cache that cannot be written
-is a slower run, never a wrong one.
+A hit is the reduction a fresh read gives (a test checks ``summary.json`` byte for byte), with
+the folder's current path. An unfinished run (``metrics.json`` not complete) is not kept: during
+a campaign it changes with every request. An entry that cannot be read is a miss, and a cache
+that cannot be written is a slower run, never a wrong one.
 
 The entries are pickles, and loading a pickle runs code: the cache lies in the checkout's own
 ``.cache/`` (ignored by git and by the image build), written only by this module, as trusted as
@@ -28,36 +32,56 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import pickle
-from collections.abc import Callable
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from artifact import files, imports, paths, records
-from artifact.analysis.runs import Run, load_run
+from artifact.analysis.params import Bootstrap
+from artifact.analysis.reduced import Reduced, reduce
+from artifact.analysis.runs import load_run
 
 CACHE = paths.ROOT / ".cache" / "runs"
-_FORMAT = b"runcache 1"
+_FORMAT = b"runcache 2"
+SETTLE_S = 2.0  # a file younger than this is hashed, its stat not trusted
 T = TypeVar("T")
+Stat = tuple[tuple[int, int, int, int, int] | None, ...]
 
 
 @functools.cache
 def code_key() -> str:
-    """A hash of the source of every module that loading a run, or computing a
-    :func:`derived` result, imports."""
+    """A hash of the source of every module that reducing a run imports."""
     h = hashlib.blake2b(_FORMAT, digest_size=16)
-    for p in imports.closure("artifact.analysis.runs", "artifact.analysis.runcache",
-                             "artifact.analysis.positions"):
+    for p in imports.closure("artifact.analysis.runcache"):
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def run_key(path: Path, *, keep_events: bool = False) -> str | None:
-    """The cache key of the run folder ``path``; None when a file cannot be read as a file
-    (the loader then says why, in its own one line)."""
+def _stat(path: Path) -> Stat | None:
+    """Each run file's (size, mtime, ctime, inode, device), None for a missing one; None when
+    a file is young (:data:`SETTLE_S`) or cannot be stat'ed."""
+    out: list[tuple[int, int, int, int, int] | None] = []
+    young = time.time_ns() - int(SETTLE_S * 1e9)
+    for name in records.RUN_FILES:
+        try:
+            st = os.stat(path / name)
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None
+        if max(st.st_mtime_ns, st.st_ctime_ns) > young:
+            return None
+        out.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+    return tuple(out)
+
+
+def _content_key(path: Path) -> str | None:
     h = hashlib.blake2b(digest_size=20)
-    h.update(f"{code_key()}\0{path.name}\0{keep_events}\0".encode())
+    h.update(f"{code_key()}\0{path.name}\0".encode())
     for name in records.RUN_FILES:
         try:
             data = (path / name).read_bytes()
@@ -68,6 +92,25 @@ def run_key(path: Path, *, keep_events: bool = False) -> str | None:
             return None
         h.update(f"{name}\0{len(data)}\0".encode() + data)
     return h.hexdigest()
+
+
+def run_key(path: Path, cache: Path | None = None) -> str | None:
+    """The content key of the run folder ``path``; None when a file cannot be read as a file
+    (the loader then says why, in its own one line). With ``cache``, a key remembered there
+    for the files' unchanged ``stat`` is taken without reading them."""
+    if cache is None:
+        return _content_key(path)
+    st = _stat(path)
+    memo = _entry(cache / "stat", hashlib.blake2b(
+        f"{code_key()}\0{path.resolve()}".encode(), digest_size=20).hexdigest())
+    if st is not None:
+        hit = _get(memo, tuple)
+        if hit is not None and len(hit) == 2 and hit[0] == st and isinstance(hit[1], str):
+            return hit[1]
+    key = _content_key(path)
+    if st is not None and key is not None:
+        _put(memo, (st, key))
+    return key
 
 
 def _entry(cache: Path, key: str) -> Path:
@@ -89,35 +132,20 @@ def _put(entry: Path, value: object) -> None:
         return
 
 
-def load(path: Path, *, keep_events: bool = False, cache: Path | None = CACHE) -> Run:
-    """:func:`load_run` of ``path``, from ``cache`` when an entry for its exact files is there
-    (``cache=None``: always read)."""
-    key = None if cache is None else run_key(path, keep_events=keep_events)
+def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE) -> Reduced:
+    """:func:`artifact.analysis.reduced.reduce` of the run folder ``path``, from ``cache`` when
+    an entry for its exact files, this code and ``bootstrap`` is there (``cache=None``: always
+    read and reduced). A hit reads no record: only the entry."""
+    key = None if cache is None else run_key(path, cache)
     if cache is None or key is None:
-        return load_run(path, keep_events=keep_events)
-    entry = _entry(cache, key)
-    hit = _get(entry, Run)
-    if hit is not None:
-        return replace(hit, path=path, key=key)
-    run = load_run(path, keep_events=keep_events)
-    if (run.metrics or {}).get("complete") is True:
-        _put(entry, run)
-        return replace(run, key=key)
-    return run
-
-
-def derived(run: Run, name: str, compute: Callable[[], T], cache: Path | None) -> T:
-    """``compute()``, a result of ``run`` alone, kept beside the run's entry: ``name`` must say
-    everything else it depends on (parameters such as the bootstrap's), and the modules it runs
-    must be among :func:`code_key`'s. Computed every time when the run did not come through
-    the cache."""
-    if cache is None or run.key is None:
-        return compute()
-    entry = _entry(cache, hashlib.blake2b(f"{run.key}\0{name}".encode(),
+        return reduce(load_run(path), bootstrap)
+    entry = _entry(cache, hashlib.blake2b(f"{key}\0reduced {bootstrap}".encode(),
                                           digest_size=20).hexdigest())
-    hit = _get(entry, tuple)  # kept as (value,): a result may itself be None
-    if hit is not None and len(hit) == 1:
-        return cast(T, hit[0])
-    value = compute()
-    _put(entry, (value,))
-    return value
+    hit = _get(entry, Reduced)
+    if hit is not None:
+        return replace(hit, path=path)
+    run = load_run(path)
+    reduced = reduce(run, bootstrap)
+    if (run.metrics or {}).get("complete") is True:
+        _put(entry, reduced)
+    return reduced

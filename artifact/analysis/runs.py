@@ -16,9 +16,9 @@ from __future__ import annotations
 import gc
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from artifact import records
 from artifact.analysis import validate
@@ -299,9 +299,6 @@ class Run:
     log_has_markers: bool
     problems: list[str]  # one-line warnings met while loading
     measured_starts: int = 1  # servers that measured (log markers or records' server_start)
-    # the loaded-run cache's key of the files this run was loaded from (None: not loaded
-    # through the cache); results derived from the run alone are kept under it
-    key: str | None = field(default=None, compare=False)
 
     @property
     def restarted_stateful(self) -> bool:
@@ -413,11 +410,32 @@ STATEFUL_DRAFTERS = frozenset({"ngram-mod", "ngram-cache"})
 # their numbers: a runner that lost count after a kill numbered two starts alike.
 
 
-def load_runs(root: Path, *, load: Callable[[Path], Run] = load_run
-              ) -> tuple[list[Run], list[str]]:
+class Loaded(Protocol):
+    """What :func:`load_runs_with` needs of a loaded run: a :class:`Run`, or its reduction
+    (:class:`artifact.analysis.reduced.Reduced`)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def desc(self) -> RunDescription: ...
+    @property
+    def metrics(self) -> dict[str, Any] | None: ...
+    @property
+    def problems(self) -> list[str]: ...
+
+
+L = TypeVar("L", bound=Loaded)
+
+
+def load_runs(root: Path) -> tuple[list[Run], list[str]]:
+    """Every run under ``root``, loaded by :func:`load_run` (see :func:`load_runs_with`)."""
+    return load_runs_with(root, load_run)
+
+
+def load_runs_with(root: Path, load: Callable[[Path], L]) -> tuple[list[L], list[str]]:
     """Every run under ``root`` (sorted by run id) and one-line warnings for skipped ones;
     ``load`` loads one run folder (:func:`load_run`, or the cache's
-    :func:`artifact.analysis.runcache.load`).
+    :func:`artifact.analysis.runcache.load_reduced`).
 
     The cyclic garbage collector is paused while reading (and restored after): records hold no
     reference cycles, and its passes over an ever larger heap made loading super-linear.
@@ -431,8 +449,8 @@ def load_runs(root: Path, *, load: Callable[[Path], Run] = load_run
             gc.enable()
 
 
-def _load_runs(root: Path, load: Callable[[Path], Run]) -> tuple[list[Run], list[str]]:
-    runs: list[Run] = []
+def _load_runs(root: Path, load: Callable[[Path], L]) -> tuple[list[L], list[str]]:
+    runs: list[L] = []
     warnings: list[str] = []
     if not root.is_dir():
         raise AnalysisError(f"{root}: runs directory not found")

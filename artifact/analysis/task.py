@@ -21,7 +21,7 @@ def _write(runs: Path, out: Path) -> None:
     from artifact.analysis.summary import write_summary  # numpy/scipy only when it runs
     from artifact.log import stderr
 
-    # loaded runs kept by content: a new run is read, the others come from the cache
+    # runs kept reduced, by content: a new run is read, the others come from the cache
     summary = write_summary(runs, out, cache=CACHE)  # doit must not store it: nothing returned
     for rid, c in sorted(summary["controls"].items()):  # the noise control, every time
         o = c["overall"]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from artifact.analysis import runcache, runs, summary
+from artifact import imports
+from artifact.analysis import reduced, runcache, runs, summary
+from artifact.analysis.params import BOOTSTRAP
 from tests import corpus
 
 
@@ -16,7 +18,8 @@ def _text(root: Path, cache: Path | None) -> str:
 
 
 def _entries(cache: Path) -> list[Path]:
-    return sorted(cache.rglob("*.pickle"))
+    """The reductions kept (not the stat memos under ``stat/``)."""
+    return sorted(p for p in cache.rglob("*.pickle") if "stat" not in p.relative_to(cache).parts)
 
 
 def test_cached_summary_is_byte_identical_cold_and_warm(
@@ -33,6 +36,7 @@ def test_cached_summary_is_byte_identical_cold_and_warm(
 def test_a_warm_cache_reads_no_run_and_draws_no_bootstrap(corpus_root: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)  # the corpus was written just now
     full = _text(corpus_root, cache)
 
     def fail(path: Path, *, keep_events: bool = False) -> runs.Run:
@@ -41,8 +45,12 @@ def test_a_warm_cache_reads_no_run_and_draws_no_bootstrap(corpus_root: Path, tmp
     def no_bootstrap(*args: object, **kw: object) -> None:
         raise AssertionError("a cached run's positions computed again")
 
+    def no_hash(path: Path) -> str:
+        raise AssertionError(f"hashed {path.name} again, its files unchanged")
+
     monkeypatch.setattr(runcache, "load_run", fail)
-    monkeypatch.setattr(summary._positions, "position_stats", no_bootstrap)
+    monkeypatch.setattr(reduced._positions, "position_stats", no_bootstrap)
+    monkeypatch.setattr(runcache, "_content_key", no_hash)
     assert _text(corpus_root, cache) == full
 
 
@@ -51,40 +59,80 @@ def _one_run(tmp_path: Path) -> Path:
     return corpus.write_study_run(tmp_path / "runs", sp, scale=corpus.TEST_SCALE)
 
 
-def test_a_changed_file_or_folder_name_is_a_new_entry(tmp_path: Path) -> None:
+def _load(run: Path, cache: Path | None) -> reduced.Reduced:
+    return runcache.load_reduced(run, bootstrap=BOOTSTRAP, cache=cache)
+
+
+def test_a_changed_file_or_folder_name_is_a_new_entry(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)  # trust the stat of files written just now
     run = _one_run(tmp_path)
     cache = tmp_path / "cache"
-    first = runcache.load(run, cache=cache)
+    first = _load(run, cache)
     results = run / "results.jsonl"
     lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
     results.write_text("".join(lines[:-1]), encoding="utf-8")  # one record fewer
-    assert len(runcache.load(run, cache=cache).records) == len(first.records) - 1
+    assert _load(run, cache).entry["n_records"] == first.entry["n_records"] - 1
     moved = run.rename(run.with_name("renamed"))
-    again = runcache.load(moved, cache=cache)
+    again = _load(moved, cache)
     assert again.path == moved and all("renamed" in p for p in again.problems)
     assert len(_entries(cache)) == 3
+
+
+def test_a_same_size_rewrite_is_seen_through_the_stat_memo(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file rewritten in place with as many bytes has another mtime or ctime: hashed again."""
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
+    run = _one_run(tmp_path)
+    cache = tmp_path / "cache"
+    key = runcache.run_key(run, cache)
+    assert runcache.run_key(run, cache) == key  # from the memo
+    results = run / "results.jsonl"
+    text = results.read_text(encoding="utf-8")
+    i = text.index('"prompt_id"')
+    results.write_text(text[:i] + text[i:].replace("a", "b", 1), encoding="utf-8")
+    assert results.stat().st_size == len(text.encode())
+    assert runcache.run_key(run, cache) != key
+    assert runcache.run_key(run, cache) == runcache.run_key(run)  # the memo agrees with the hash
+
+
+def test_a_young_file_is_hashed_every_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _one_run(tmp_path)  # written just now: younger than SETTLE_S
+    cache = tmp_path / "cache"
+    runcache.run_key(run, cache)
+    assert not (cache / "stat").exists()  # nothing remembered for files still settling
+    calls: list[str] = []
+    real = runcache._content_key
+    monkeypatch.setattr(runcache, "_content_key", lambda p: calls.append(p.name) or real(p))
+    runcache.run_key(run, cache)
+    assert calls == [run.name]
 
 
 def test_a_torn_entry_is_a_miss_and_an_unfinished_run_is_not_kept(tmp_path: Path) -> None:
     run = _one_run(tmp_path)
     cache = tmp_path / "cache"
-    want = runcache.load(run, cache=None)
-    runcache.load(run, cache=cache)
+    want = _load(run, None)
+    _load(run, cache)
     (entry,) = _entries(cache)
     entry.write_bytes(b"not a pickle")
-    assert runcache.load(run, cache=cache) == want
+    assert repr(_load(run, cache)) == repr(want)
     shutil.rmtree(cache)
     metrics = run / "metrics.json"
     metrics.write_text(metrics.read_text(encoding="utf-8").replace('"complete": true',
                                                                    '"complete": false'),
                        encoding="utf-8")
-    assert runcache.load(run, cache=cache).metrics["complete"] is False  # type: ignore[index]
+    assert _load(run, cache).metrics["complete"] is False  # type: ignore[index]
     assert not cache.exists() or not _entries(cache)
 
 
-def test_the_key_follows_the_loading_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_follows_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = _one_run(tmp_path)
     key = runcache.run_key(run)
     monkeypatch.setattr(runcache, "code_key", lambda: "another parser")
     assert runcache.run_key(run) != key
-    assert runcache.run_key(run, keep_events=True) != runcache.run_key(run)
+
+
+def test_the_code_key_covers_the_reduction_and_its_statistics() -> None:
+    names = {p.name for p in imports.closure("artifact.analysis.runcache")}
+    assert {"reduced.py", "runs.py", "final.py", "breakeven.py", "positions.py", "logs.py",
+            "records.py", "stats.py"} <= names
