@@ -57,14 +57,12 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from artifact import files
 from artifact.errors import RecordError as RecordError
@@ -463,8 +461,7 @@ def _check_contention(c: Any, contended: Any) -> None:
             raise TypeError(f"contention.{k}: unknown field")
         if v is None and k != "foreign_cores":
             continue
-        if (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
-                or v < 0):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not finite(v) or v < 0:
             raise TypeError(f"contention.{k}: expected a finite number >= 0, got {v!r}")
     if "foreign_cores" not in c:
         raise TypeError("contention.foreign_cores: missing")
@@ -487,25 +484,47 @@ def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
     """
     if not event_ms:
         return None
-    # The common case at C speed: in order (NaN compares false), the first not negative and the
-    # last finite, so every one is finite and not negative; otherwise the loop names the first.
+    # The common case at C speed: a finite sum (so no value is NaN or infinite), the first not
+    # negative, and sorting changes nothing (finite values in order), so every one is finite
+    # and not negative; otherwise the loop names the first that is not.
     prev = event_ms[-1]
-    if not (event_ms[0] >= 0 and all(map(operator.le, event_ms, islice(event_ms, 1, None)))
-            and math.isfinite(prev)):
+    if not (event_ms[0] >= 0 and _finite_sum(event_ms) and sorted(event_ms) == event_ms):
         problem = _first_event_problem(event_ms)
         if problem is not None:
             return problem
-    if e2e_ms is not None and math.isfinite(e2e_ms) and prev > e2e_ms + EVENT_SLACK_MS:
+    if e2e_ms is not None and finite(e2e_ms) and prev > e2e_ms + EVENT_SLACK_MS:
         return f"event_ms[{len(event_ms) - 1}] {prev!r} after the end of the request " \
                f"(e2e_ms {e2e_ms!r})"
     return None
+
+
+def finite(v: float) -> bool:
+    """``v`` is a finite number; an integer too large for a float (JSON allows any number of
+    digits) is not.
+
+    >>> finite(1.5), finite(float("nan")), finite(10**400)
+    (True, False, False)
+    """
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
+def _finite_sum(values: list[float]) -> bool:
+    """The sum of ``values`` is finite: none is NaN or infinite (an overflow, or an integer too
+    large for a float, gives False: the caller then checks one by one)."""
+    try:
+        return math.isfinite(sum(values))
+    except OverflowError:
+        return False
 
 
 def _first_event_problem(event_ms: list[float]) -> str | None:
     """The first event that is not finite, negative or out of order, or None."""
     prev = 0.0
     for i, v in enumerate(event_ms):
-        if not math.isfinite(v) or v < 0:
+        if not finite(v) or v < 0:
             return f"event_ms[{i}] {v!r} negative or not finite"
         if v < prev:
             return f"event_ms[{i}] {v!r} before event_ms[{i - 1}] {prev!r}"
@@ -525,25 +544,131 @@ def _drop_events(row: dict[str, Any]) -> None:
             row["event_text"] = None
 
 
+# The fast path (issue 21). ``json.loads`` gives each value as exactly one of a few built-in
+# types, so a well-formed row is recognised by the exact types of its values (compared at C
+# speed) and built without the dataclasses' generated ``__init__`` (an ``object.__setattr__``
+# per field: most of what reading a record cost beyond parsing it). Anything else (a field
+# missing, a bool where a number goes, a subclass, an event out of order) gets None, and the
+# full checks (:func:`result_from_row`, :func:`turn_from_row`) decide, with their messages.
+# tests/test_records.py checks that both agree on randomly corrupted rows.
+_R = TypeVar("_R")
+_NONE: type = type(None)
+_ISA = frozenset.__contains__  # _ISA(types, type(v)): v is of exactly one of these types
+_STRINGS: frozenset[type] = frozenset({str})
+_LATER_TYPES: dict[str, frozenset[type]] = {
+    "event_text": frozenset({_NONE, list}), "seed": frozenset({_NONE, int}),
+    "window": frozenset({_NONE, str}), "utc_date": frozenset({_NONE, str}),
+    "metrics_delta": frozenset({_NONE, dict}), "contention": frozenset({_NONE, dict}),
+    "contended": frozenset({_NONE, bool}), "round_pos": frozenset({_NONE, int})}
+
+
+@dataclass(frozen=True)
+class _Shape(Generic[_R]):
+    """A well-formed row of record class ``cls``: its ``fields`` in order, the exact types each
+    may have, the fields that must be present (even when null), and ``side``: whether the row
+    names a side (:func:`valid_side`)."""
+
+    cls: type[_R]
+    fields: tuple[str, ...]
+    types: tuple[frozenset[type], ...]
+    required: frozenset[str]
+    side: bool
+
+
+def _shape(cls: type[_R], kinds: dict[str, str], optional: frozenset[str],
+           later: frozenset[str]) -> _Shape[_R]:
+    """The shape of ``cls`` from the kinds the full checks use (:func:`_check_kinds`)."""
+    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    special = {"timings": frozenset({dict}), "event_ms": frozenset({list}), **_LATER_TYPES}
+    types = tuple(special[k] if k not in kinds else
+                  _EXACT[kinds[k]] | ({_NONE} if k in optional else set()) for k in names)
+    return _Shape(cls, names, types, frozenset(names) - later, side="side" in kinds)
+
+
+def _all_of(values: list[Any], usual: type, types: frozenset[type]) -> bool:
+    """Each of ``values`` of exactly one of ``types``; ``usual``, the one they usually all
+    are, is counted first (faster than collecting the types)."""
+    kinds = list(map(type, values))
+    return kinds.count(usual) == len(kinds) or types.issuperset(kinds)
+
+
+def _built(cls: type[_R], values: dict[str, Any]) -> _R:
+    """The frozen dataclass ``cls(**values)`` (``values``: every field, in field order), made
+    without the generated ``__init__``: the same fields, in the same order, as it sets."""
+    obj: _R = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
+
+
+def _values(row: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """``{k: row.get(k) for k in fields}``, at C speed when ``row`` holds no other key."""
+    out = dict.fromkeys(fields)
+    out.update(row)
+    return out if len(out) == len(fields) else {k: row.get(k) for k in fields}
+
+
+_TIMING_FIELDS = tuple(Timings.__dataclass_fields__)
+_TIMING_TYPES = tuple(_EXACT[_TIMING_KINDS[k]] | ({_NONE} if k in _OPTIONAL_TIMINGS else set())
+                      for k in _TIMING_FIELDS)
+
+
+def _fast_row(row: dict[str, Any], shape: _Shape[_R], keep_events: bool) -> _R | None:
+    """The record of a well-formed ``row``, events dropped unless ``keep_events`` (as
+    :func:`_drop_events` drops them), or None when any value is not plainly what the full
+    checks accept."""
+    values = _values(row, shape.fields)
+    if not (row.keys() >= shape.required
+            and all(map(_ISA, shape.types, map(type, values.values())))):
+        return None
+    t = values["timings"]
+    timings = _values(t, _TIMING_FIELDS)
+    events, text = values["event_ms"], row.get("event_text")
+    counters = values.get("metrics_delta")
+    if not (all(map(_ISA, _TIMING_TYPES, map(type, timings.values())))
+            and _all_of(events, float, _NUMBER_TYPES)
+            and (text is None or (type(text) is list and len(text) == len(events)
+                                  and _all_of(text, str, _STRINGS)))
+            and (counters is None or _NUMBER_TYPES.issuperset(map(type, counters.values())))
+            and (not shape.side or valid_side(values["side"]))):
+        return None
+    if values["contention"] is not None:
+        try:
+            _check_contention(values["contention"], values["contended"])
+        except TypeError:
+            return None
+    if not keep_events and event_problem(events, values["e2e_ms"]) is None:
+        values["event_ms"] = []
+        if "event_text" in values:
+            values["event_text"] = None
+    values["timings"] = _built(Timings, timings)
+    return _built(shape.cls, values)
+
+
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
     """Results of a run and the number of lines that could not be read as a :class:`Result`.
 
     ``keep_events=False`` drops the per-event arrival times and texts (one per token) line by
     line, which keeps memory, and so time, linear in the number of records for the analysis.
     """
-    return _read_typed(run / RESULTS, result_from_row, keep_events)
+    return _read_typed(run / RESULTS, result_from_row, keep_events, _RESULT_SHAPE)
 
 
 _T = TypeVar("_T")
 
 
-def _read_typed(path: Path, typed: Callable[[dict[str, Any]], _T], keep_events: bool
-                ) -> tuple[list[_T], int]:
+def _read_typed(path: Path, typed: Callable[[dict[str, Any]], _T], keep_events: bool,
+                shape: _Shape[_T]) -> tuple[list[_T], int]:
+    """Each row as the fast path reads it (:func:`_fast_row`), or else as ``typed`` and
+    :func:`_drop_events` do (their checks decide: a line they reject is counted)."""
     out: list[_T] = []
     bad = 0
     for row in iter_jsonl(path):
         if row is None:
             bad += 1
+            continue
+        fast = _fast_row(row, shape, keep_events)
+        if fast is not None:
+            out.append(fast)
             continue
         try:
             if not keep_events:
@@ -590,11 +715,13 @@ def turn_from_row(row: dict[str, Any]) -> TurnResult:
 
 
 _LATER_TURN_FIELDS = frozenset({"contention", "contended"})
+_RESULT_SHAPE = _shape(Result, _RESULT_KINDS, _OPTIONAL_RESULT, LATER_RESULT_FIELDS)
+_TURN_SHAPE = _shape(TurnResult, _TURN_KINDS, _OPTIONAL_TURN, _LATER_TURN_FIELDS)
 
 
 def read_turns(run: Path, *, keep_events: bool = True) -> tuple[list[TurnResult], int]:
     """Turn records of a workload run and the number of lines that could not be read."""
-    return _read_typed(run / RESULTS, turn_from_row, keep_events)
+    return _read_typed(run / RESULTS, turn_from_row, keep_events, _TURN_SHAPE)
 
 
 @dataclass(frozen=True, kw_only=True)

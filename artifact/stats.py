@@ -16,7 +16,7 @@ decides how to report it.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,7 +140,8 @@ def bootstrap_mean_ci(
         means = np.full_like(sums, math.nan)
         np.divide(sums, drawn, out=means, where=drawn > 0)  # nan: the resample drew no value
     alpha = (1.0 - confidence) / 2.0
-    return _column_quantile(means, alpha), _column_quantile(means, 1.0 - alpha)
+    low, high = _column_quantiles(means, (alpha, 1.0 - alpha))
+    return low, high
 
 
 def _weighted_sums(weights: FloatArray, arr: FloatArray) -> FloatArray:
@@ -155,13 +156,24 @@ def _column_quantile(v: FloatArray, q: float) -> FloatArray:
     >>> _column_quantile(np.array([[1.0, 5.0], [2.0, np.nan], [4.0, 7.0]]), 0.5).tolist()
     [2.0, 6.0]
     """
+    return _column_quantiles(v, (q,))[0]
+
+
+def _column_quantiles(v: FloatArray, qs: Sequence[float]) -> list[FloatArray]:
+    """:func:`_column_quantile` of each of ``qs``, the columns sorted once."""
     s = np.sort(v, axis=0)  # nan sorts last
     count = (~np.isnan(v)).sum(axis=0)
+    return [_sorted_quantile(s, count, q) for q in qs]
+
+
+def _sorted_quantile(s: FloatArray, count: npt.NDArray[np.int64], q: float) -> FloatArray:
+    """Quantile ``q`` of every column of ``s`` (sorted columns, ``nan`` last; ``count``: the
+    values that are not ``nan`` in each)."""
     h = (count - 1) * q
     lo = np.floor(h).astype(np.int64)
     hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
     lo = np.maximum(lo, 0)
-    cols = np.arange(v.shape[1])
+    cols = np.arange(s.shape[1])
     a, b = s[lo, cols], s[hi, cols]
     out = a + (h - lo) * (b - a)
     return np.where(count > 0, out, math.nan)

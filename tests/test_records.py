@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from artifact import records
 
@@ -99,3 +101,169 @@ def test_later_fields_round_trip_and_events_can_be_dropped(tmp_path: Path) -> No
     assert records.read_results(tmp_path)[0] == [r]
     light = records.read_results(tmp_path, keep_events=False)[0][0]
     assert light.event_ms == [] and light.event_text is None and light.window == "w1"
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+def _base_rows() -> list[tuple[dict[str, object], bool]]:
+    """Well-formed rows, as json.loads gives them: (row, is a turn)."""
+    import json
+    from dataclasses import replace
+
+    full = replace(result("a"), event_text=["x", "y"], seed=7, window="w", utc_date="2026-12-01",
+                   metrics_delta={"n_total": 2.0, "m_total": 1}, round_pos=2, contended=False,
+                   contention={"foreign_cores": 0.01, "steal_cores": 0.0, "load1": 1,
+                               "cpu_mhz": None})
+    old = records.to_json(result("b"))
+    for k in records.LATER_RESULT_FIELDS:
+        del old[k]
+    turn = records.TurnResult(
+        session_id="s", side="real-b", condition="c", turn=1, order=0, slot=0, attempt=1,
+        server_start=1, sent_unix_s=1.0, queue_ms=0.0, prompt_chars=20, prompt_tokens=5,
+        cached_tokens=0, output_tokens=4, n_predict=4, ttft_ms=2.0, tpot_ms=1.0, e2e_ms=5.0,
+        event_ms=[2.0, 3.0, 4.5], timings=result().timings, stop_type="limit", alpha=None,
+        contention={"unavailable": "no /proc"}, contended=None)
+    rows = [records.to_json(result("a")), records.to_json(full), old, records.to_json(turn)]
+    return [(json.loads(json.dumps(r)), i == 3) for i, r in enumerate(rows)]
+
+
+def _mutated(row: dict[str, object], rng: object) -> dict[str, object]:
+    """``row`` with one to three random damages: a value of another type or out of range, a
+    field missing or added, an event or text changed, a timing or contention field changed."""
+    import copy
+    import random
+
+    assert isinstance(rng, random.Random)
+    nan, inf = float("nan"), float("inf")
+    pool: list[object] = [None, True, False, 0, 1, -1, 2.5, -0.0, nan, inf, -inf, 10**400, "s",
+                          "", [], {}, [1.0], [1, "a"], [True], [2.0, 1.0], {"x": 1}, _Int(3),
+                          _Float(2.0), _Str("z"), "real", "synthetic-x+y", "real-e"]
+    out = copy.deepcopy(row)
+    for _ in range(rng.randint(1, 3)):
+        where = rng.random()
+        keys = [*out, "extra", "event_text", "contention", "metrics_delta", "contended", "seed"]
+        if where < 0.3:
+            out[rng.choice(keys)] = copy.deepcopy(rng.choice(pool))
+        elif where < 0.4:
+            out.pop(rng.choice(keys), None)
+        elif where < 0.55 and isinstance(out.get("timings"), dict):
+            t = out["timings"]
+            assert isinstance(t, dict)
+            k = rng.choice([*t, "extra"])
+            if rng.random() < 0.3:
+                t.pop(k, None)
+            else:
+                t[k] = copy.deepcopy(rng.choice(pool))
+        elif where < 0.75 and isinstance(out.get("event_ms"), list):
+            ev = out["event_ms"]
+            assert isinstance(ev, list)
+            op = rng.random()
+            if op < 0.3 and ev:
+                ev[rng.randrange(len(ev))] = copy.deepcopy(rng.choice(pool))
+            elif op < 0.5 and len(ev) > 1:
+                ev.reverse()
+            elif op < 0.7:
+                ev.append(rng.choice([1e6, 0.0, ev[-1] if ev else 1.0, -1.0, 4.5, 10**400]))
+            elif op < 0.85:
+                out["event_text"] = [rng.choice(["a", 1, None, _Str("b")]) for _ in ev]
+            else:
+                out["e2e_ms"] = rng.choice([0.0, 3.0, 4.5, 4.51, 1e9, nan, True])
+        elif where < 0.9:
+            old_c = out.get("contention")
+            c: dict[str, object] = dict(old_c) if isinstance(old_c, dict) else {
+                "foreign_cores": 0.1}
+            c[rng.choice(["foreign_cores", "steal_cores", "load1", "cpu_mhz", "unavailable",
+                          "other"])] = copy.deepcopy(rng.choice(pool))
+            if rng.random() < 0.2:
+                c.pop("foreign_cores", None)
+            out["contention"] = c
+        else:
+            out["metrics_delta"] = {"a_total": copy.deepcopy(rng.choice(pool))}
+    return out
+
+
+def test_the_fast_path_reads_what_the_full_checks_read() -> None:
+    # A row is read by _fast_row when its values are plainly what the full checks accept, and
+    # by the full checks otherwise (they give the verdict and its message). On thousands of
+    # randomly damaged rows the fast path must never accept a row the full checks reject, and
+    # must build the very record they build (same fields, same order, events dropped alike).
+    import copy
+    import random
+
+    # _built makes records without the generated __init__: sound only while none of them
+    # has a __post_init__ (a check or a derived field there would be skipped)
+    assert not any(hasattr(c, "__post_init__")
+                   for c in (records.Result, records.TurnResult, records.Timings))
+    rng = random.Random(21)
+    n_fast = 0
+    cases = [(row, turn) for row, turn in _base_rows()]
+    cases += [(_mutated(row, rng), turn) for _ in range(1500) for row, turn in _base_rows()]
+    for i, (row, turn) in enumerate(cases):
+        typed: Callable[[dict[str, Any]], object] = (records.turn_from_row if turn
+                                                      else records.result_from_row)
+        shape: records._Shape[Any] = records._TURN_SHAPE if turn else records._RESULT_SHAPE
+        for keep in (True, False):
+            slow_row = copy.deepcopy(row)
+            try:
+                if not keep:
+                    records._drop_events(slow_row)
+                slow: object = typed(slow_row)
+            except Exception as err:  # the verdict, or a crash, to compare
+                slow = err
+            try:
+                fast = records._fast_row(copy.deepcopy(row), shape, keep)
+            except Exception as err:  # a value neither reads (10**400): raised alike
+                assert isinstance(slow, type(err)) and str(slow) == str(err), (row, slow)
+                continue
+            if i < 4:
+                assert fast is not None, row  # every well-formed row takes the fast path
+            if fast is None:
+                continue
+            n_fast += 1
+            assert isinstance(slow, records.Result | records.TurnResult), (row, slow)
+            assert type(fast) is type(slow) and fast == slow, row
+            assert list(vars(fast).items()) == list(vars(slow).items())
+            assert list(vars(fast.timings).items()) == list(vars(slow.timings).items())
+    assert n_fast > len(cases) // 4  # damaged rows that stay well formed take it too
+
+
+def test_the_event_order_check_at_c_speed_agrees_with_the_loop() -> None:
+    import math
+    import random
+
+    def reference(ev: list[float], e2e: float | None) -> str | None:
+        problem = records._first_event_problem(ev)
+        if problem is None and ev and e2e is not None and math.isfinite(e2e) \
+                and ev[-1] > e2e + records.EVENT_SLACK_MS:
+            return f"event_ms[{len(ev) - 1}] {ev[-1]!r} after the end of the request " \
+                   f"(e2e_ms {e2e!r})"
+        return problem
+
+    def outcome(check: Callable[[list[float], float | None], str | None], ev: list[float],
+                e2e: float | None) -> object:
+        try:
+            return check(ev, e2e)
+        except OverflowError as err:  # an integer too large for a float: both raise it
+            return str(err)
+
+    rng = random.Random(5)
+    values = [0.0, -0.0, 1.0, 2.0, 2.5, 1e308, -1.0, float("nan"), float("inf"),
+              float("-inf"), 3, 10**400, True]
+    for _ in range(20000):
+        ev = sorted(rng.choice(values[:6]) for _ in range(rng.randrange(6)))
+        for _ in range(rng.randrange(3)):
+            if ev:
+                ev[rng.randrange(len(ev))] = rng.choice(values)
+        e2e = rng.choice([None, 2.0, 2.5, 1e308, float("nan")])
+        got, want = outcome(records.event_problem, ev, e2e), outcome(reference, ev, e2e)
+        assert got == want, (ev, e2e)

@@ -23,10 +23,11 @@ from artifact import records
 
 _NUM = r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|-?inf)"
 # One pass over the whole text finds markers and both kinds of line, in order. ``[ \t]*``
-# (never ``\s``) keeps a match inside one line.
+# (never ``\s``) keeps a match inside one line. Each alternative starts with a literal
+# character, outside any group: ``re`` then tries a match only where one of them is.
 _EVENT = re.compile(
     r"""
-    (?P<marker> \[specdec-runner\] [ \t]* (?P<mk>warmup|measure) \ begin )
+    \[specdec-runner\] [ \t]* (?P<mk>warmup|measure) \ begin
     | draft\ acceptance [ \t]* [=:] [ \t]* (?P<alpha>NUM) [ \t]*
       \( [ \t]* (?P<acc>\d+) [ \t]* accepted [ \t]* / [ \t]* (?P<gen>\d+) [ \t]* generated [ \t]* \)
       (?: [ \t]* ,? [ \t]* mean\ (?:acceptance\ )? len(?:gth)? [ \t]* [=:]? [ \t]* (?P<len>NUM) )?
@@ -35,6 +36,8 @@ _EVENT = re.compile(
     re.VERBOSE,
 )
 _SPLIT = re.compile(r"[,\s]+")
+# The groups of _EVENT in order, as parse_server_log unpacks them (a test checks the order).
+_GROUPS = ("mk", "alpha", "acc", "gen", "len", "vals")
 
 # Largest |log alpha - record alpha| still taken as the same request: both come from the same
 # integer counters, so a real pair differs only by the log's 5-decimal print.
@@ -67,6 +70,18 @@ def _float(s: str) -> float:
         return math.nan
 
 
+def _floats(vals: str) -> tuple[float, ...]:
+    """The numbers of an ``acc per pos`` vector, ``nan`` for one that is not a number.
+
+    >>> _floats(" 0.9, 0.5 x,")
+    (0.9, 0.5, nan)
+    """
+    try:  # the usual case: one number between commas, spaced or not (float() strips spaces)
+        return tuple(map(float, vals.split(",")))
+    except ValueError:  # split on any run of commas and spaces; nan where not a number
+        return tuple(_float(v) for v in _SPLIT.split(vals.strip()) if v)
+
+
 def parse_server_log(text: str) -> ParsedLog:
     """Measured draft-acceptance entries of a server log, in order.
 
@@ -87,17 +102,19 @@ def parse_server_log(text: str) -> ParsedLog:
     has_markers = records.MEASURE_MARKER in text
     measuring = not has_markers
     rows: list[list[Any]] = []  # [accepted, generated, alpha, mean_len, acc_per_pos]
-    for m in _EVENT.finditer(text):
-        if m["marker"]:
-            measuring = m["mk"] == "measure"
+    # findall: the groups of every match in order (_GROUPS), "" for a group that took no part
+    # (each but vals matches at least one character when it takes part)
+    for mk, alpha, acc, gen, mean_len, vals in _EVENT.findall(text):
+        if mk:
+            measuring = mk == "measure"
         elif not measuring:
             continue
-        elif m["acc"] is not None:
-            acc, gen = int(m["acc"]), int(m["gen"])
-            alpha = acc / gen if gen > 0 else _float(m["alpha"])
-            rows.append([acc, gen, alpha, None if m["len"] is None else _float(m["len"]), None])
+        elif acc:
+            a, g = int(acc), int(gen)
+            rows.append([a, g, a / g if g > 0 else _float(alpha),
+                         _float(mean_len) if mean_len else None, None])
         elif rows and rows[-1][4] is None:
-            rows[-1][4] = tuple(_float(v) for v in _SPLIT.split(m["vals"].strip()) if v)
+            rows[-1][4] = _floats(vals)
     entries = [
         LogEntry(accepted=a, generated=g, alpha=al, mean_len=ml, acc_per_pos=v)
         for a, g, al, ml, v in rows

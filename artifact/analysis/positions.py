@@ -33,6 +33,28 @@ def matrix(vectors: Sequence[tuple[float, ...]]) -> np.ndarray:
     return out
 
 
+def _column_medians(m: np.ndarray) -> list[float]:
+    """``np.median`` of each column's values that are not ``nan`` (``nan`` for none), the
+    columns sorted at once: the mean of the middle value or the two middle ones, summed from
+    0.0 as ``np.median``'s mean sums them (so a median of -0.0 is 0.0, as there).
+
+    >>> _column_medians(np.array([[3.0, 1.0, np.nan], [1.0, np.nan, np.nan], [2.0, 4.0, np.nan],
+    ...                           [0.5, 2.0, np.nan]]))
+    [1.5, 2.0, nan]
+    """
+    s = np.sort(m, axis=0)  # nan sorts last
+    out: list[float] = []
+    for j, n in enumerate((~np.isnan(m)).sum(axis=0).tolist()):
+        half = n // 2
+        if n == 0:
+            out.append(float("nan"))
+        elif n % 2:
+            out.append(0.0 + float(s[half, j]))
+        else:
+            out.append((0.0 + float(s[half - 1, j]) + float(s[half, j])) / 2)
+    return out
+
+
 def position_table(
     m: np.ndarray, *, rng: np.random.Generator, bootstrap: Bootstrap
 ) -> list[Pos]:
@@ -42,6 +64,7 @@ def position_table(
     low, high = stats.bootstrap_mean_ci(
         m, rng=rng, n_resamples=bootstrap.resamples, confidence=bootstrap.confidence
     )
+    medians = _column_medians(m)
     out: list[Pos] = []
     for j in range(m.shape[1]):
         col = m[:, j]
@@ -53,7 +76,7 @@ def position_table(
                 position=j + 1,
                 n=int(col.size),
                 mean=float(col.mean()),
-                median=float(np.median(col)),
+                median=medians[j],
                 ci_low=float(low[j]),
                 ci_high=float(high[j]),
             )

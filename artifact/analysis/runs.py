@@ -230,6 +230,8 @@ def _remeasured(recs: list[Result]) -> list[bool]:
     ...              r("c", None)])
     [True, False, False, True, False, False]
     """
+    if True not in [r.contended for r in recs]:  # no attempt contended: none set aside
+        return [False] * len(recs)
     by_key: dict[tuple[str, int], list[int]] = {}
     for i, rec in enumerate(recs):
         by_key.setdefault(rec.key, []).append(i)

@@ -37,7 +37,7 @@ _COUNTS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "d
 
 
 def _bad_number(v: float | None) -> bool:
-    return v is not None and (not math.isfinite(v) or v < 0)
+    return v is not None and (not records.finite(v) or v < 0)
 
 
 def _common(t: Timings, fields: dict[str, float | None], alpha: float | None,
@@ -54,7 +54,7 @@ def _common(t: Timings, fields: dict[str, float | None], alpha: float | None,
     if ttft is not None and ttft > e2e_ms:
         return f"ttft_ms {ttft!r} after the end of the request (e2e_ms {e2e_ms!r})"
     if alpha is not None:
-        if not math.isfinite(alpha) or not 0.0 <= alpha <= 1.0:
+        if not records.finite(alpha) or not 0.0 <= alpha <= 1.0:
             return f"alpha {alpha!r} outside [0, 1]"
         if not t.draft_n:
             return f"alpha {alpha!r} without drafted tokens"
@@ -76,6 +76,11 @@ def result_problem(r: Result) -> str | None:
     >>> result_problem(r)
     'metrics_delta.spec_decode_num_drafts_total -1.0 negative or not finite'
     """
+    return None if _plainly_possible(r) else _result_rules(r)
+
+
+def _result_rules(r: Result) -> str | None:
+    """:func:`result_problem`'s rules one by one: the first that the record breaks."""
     why = _common(r.timings, {"sent_unix_s": r.sent_unix_s, "queue_ms": r.queue_ms,
                               "ttft_ms": r.ttft_ms, "e2e_ms": r.e2e_ms},
                   r.alpha, r.event_ms, r.e2e_ms)
@@ -85,6 +90,29 @@ def result_problem(r: Result) -> str | None:
         if _bad_number(v):  # counters only grow: a delta below 0 is a reset, not a request
             return f"metrics_delta.{name} {v!r} negative or not finite"
     return None
+
+
+def _plainly_possible(r: Result) -> bool:
+    """True only when the record breaks none of :func:`_result_rules`, checked at C speed where
+    it can be (the common case, once per record); False also when in doubt: the rules one by
+    one then decide and name what the record breaks."""
+    t = r.timings
+    # ``or 0``: a null count or time is no problem (NaN is true, so it stays NaN)
+    values = (t.prompt_n, t.prompt_ms, t.predicted_n, t.predicted_ms, t.cache_n,
+              t.draft_n or 0, t.draft_n_accepted or 0, r.sent_unix_s, r.queue_ms,
+              r.ttft_ms or 0, r.e2e_ms)
+    try:  # a sum of values not below 0 is finite only when every one is
+        if not (min(values) >= 0 and math.isfinite(sum(values))):
+            return False
+    except (TypeError, ArithmeticError):  # not numbers, or an integer too large for a float
+        return False
+    alpha, ttft = r.alpha, r.ttft_ms
+    drafted, accepted = t.draft_n, t.draft_n_accepted
+    return ((ttft is None or ttft <= r.e2e_ms)
+            and (alpha is None or (0.0 <= alpha <= 1.0 and bool(drafted)))
+            and (drafted is None or accepted is None or accepted <= drafted)
+            and not r.metrics_delta
+            and (not r.event_ms or records.event_problem(r.event_ms, r.e2e_ms) is None))
 
 
 def turn_problem(t: TurnResult, plan: Plan) -> Problem | None:

@@ -119,3 +119,37 @@ def test_pairing_alpha_disagreement_is_not_ok():
     assert p.max_abs_alpha_diff == pytest.approx(0.75)
     assert p.max_abs_alpha_diff > ALPHA_TOLERANCE
     assert p.problem is not None and "differ" in p.problem
+
+
+def test_the_parser_reads_matches_as_findall_gives_them():
+    # parse_server_log unpacks findall's tuples in _GROUPS order, telling a group that took no
+    # part ("") from one that matched by its being non-empty (vals aside); and it reads an acc
+    # per pos vector split on commas first, on any run of commas and spaces when that fails.
+    # Both must read what finditer and the general split read, on damaged log lines.
+    import random
+
+    from artifact.analysis import logs
+
+    index = logs._EVENT.groupindex
+    assert tuple(sorted(index, key=index.__getitem__)) == logs._GROUPS
+    assert logs._EVENT.groups == len(logs._GROUPS)
+    rng = random.Random(4)
+    lines = [accept_line(3, 4, 1.75), pos_line([0.75, 0.5]), "acc per pos = ()",
+             "[specdec-runner] measure begin (server start 1)", "draft acceptance = nan (0 "
+             "accepted / 0 generated)", "acc per pos = [1, 2]"]
+    bits = ["acc per pos = (", "draft acceptance = ", ")", "]", ",", " ", "\t", "\n", "nan", "x",
+            "1_0", "\u2003", "0.5", "(1 accepted / 2 generated)", "[specdec-runner] warmup begin"]
+    for _ in range(5000):
+        text = "\n".join(rng.choice(lines) for _ in range(rng.randrange(1, 4)))
+        chars = list(text)
+        for _ in range(rng.randrange(4)):
+            chars.insert(rng.randrange(len(chars) + 1), rng.choice(bits))
+        text = "".join(chars)
+        got = logs._EVENT.findall(text)
+        want = [m.group(*logs._GROUPS) for m in logs._EVENT.finditer(text)]
+        assert got == [tuple("" if g is None else g for g in w) for w in want]
+        for w in want:
+            assert all(g is None or g != "" for g in w[:-1])
+            if w[-1] is not None:
+                reference = tuple(logs._float(v) for v in logs._SPLIT.split(w[-1].strip()) if v)
+                assert repr(logs._floats(w[-1])) == repr(reference), w[-1]
