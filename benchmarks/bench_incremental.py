@@ -1,6 +1,7 @@
 """Adding one run to many: the analysis with cached reduced runs against a full one, side by side.
 
-    python benchmarks/bench_incremental.py [--runs N ...] [--scale S] [--quick]
+    python benchmarks/bench_incremental.py [--runs N ...] [--scale S] [--full-only] [--quick]
+    python benchmarks/bench_incremental.py --runs 1000 --scale 37.1 --full-only   # 10M records
 
 For each N, a synthetic, seed-shaped corpus of N runs (the seed study's 69 runs, cut to N or
 extended with further curves runs, ``--scale`` x 270 records each) is analysed, each
@@ -18,8 +19,11 @@ maximum RSS):
 
 It prints the ratios full / added and the full analysis per record against the JSON floor per
 record, and what 10 million records would cost at the measured per-record rates (a projection,
-said so: the synthetic corpus at that size is about 19 GB). Each run is reduced as it is read,
-so the peak memory follows the runs' statistics, not their records.
+said so), unless the largest corpus has 10 million records or more: then they were measured.
+Each run is reduced as it is read, so the peak memory follows the runs' statistics, not their
+records. ``--full-only`` measures the full analysis and the JSON floor only (no cache, no added
+run): ``--runs 1000 --scale 37.1`` writes and analyses 10 million records (about 19 GB of files
+under the system's temporary folder; ``TMPDIR`` moves it), in about half an hour on 2 cores.
 
 Goals (issue 21): one added run < 1 s at 1,000 runs; a full analysis of 10M records < 60 s on
 2 cores, or the measured ceiling and what bounds it. ``--quick`` checks the benchmark works
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -102,6 +107,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--scale", type=float, default=1.0,
                         help="records per run, as a multiple of the seed study's 270")
+    parser.add_argument("--full-only", action="store_true",
+                        help="only the full analysis and the JSON floor (e.g. at 10M records)")
     parser.add_argument("--quick", action="store_true",
                         help="N = 10 and 20 at scale 0.05: checks that it works")
     args = parser.parse_args()
@@ -119,23 +126,35 @@ def main() -> None:
                   flush=True)
             full = measure(root, None, "summary")
             floor = measure(root, None, "json")
-            aside = last.rename(root / f"_{last.name}")  # the cache fills with the other N - 1
-            measure(root, cache, "summary")
-            aside.rename(last)
-            added = measure(root, cache, "summary")
+            added = None
+            if not args.full_only:
+                aside = last.rename(root / f"_{last.name}")  # the cache fills with the N - 1
+                measure(root, cache, "summary")
+                aside.rename(last)
+                added = measure(root, cache, "summary")
             rows.append((n, n_rec, full, added, floor))
             print(f"  full {full['wall']:.2f} s (load {full['load']:.2f}, {full['rss_mib']:.0f} "
-                  f"MiB) | added run {added['wall']:.2f} s (load {added['load']:.2f}, pooling "
-                  f"{added['wall'] - added['load']:.2f}, {added['rss_mib']:.0f} MiB) | JSON "
-                  f"floor {floor['wall']:.2f} s", flush=True)
+                  "MiB) | " + (f"added run {added['wall']:.2f} s (load {added['load']:.2f}, "
+                               f"pooling {added['wall'] - added['load']:.2f}, "
+                               f"{added['rss_mib']:.0f} MiB) | " if added else "")
+                  + f"JSON floor {floor['wall']:.2f} s", flush=True)
+            shutil.rmtree(root, ignore_errors=True)  # a 10M corpus takes 19 GB
+            shutil.rmtree(cache, ignore_errors=True)
     print("\n   runs    records   full s  added s  ratio   full us/rec  JSON us/rec  "
           "full/JSON  peak MiB")
     for n, n_rec, full, added, floor in rows:
-        print(f"  {n:5d} {n_rec:10d} {full['wall']:8.2f} {added['wall']:8.2f} "
-              f"{full['wall'] / added['wall']:6.1f}x {1e6 * full['cpu'] / n_rec:12.1f} "
+        add = (f"{added['wall']:8.2f} {full['wall'] / added['wall']:6.1f}x" if added
+               else f"{'-':>8} {'-':>7}")
+        print(f"  {n:5d} {n_rec:10d} {full['wall']:8.2f} {add} {1e6 * full['cpu'] / n_rec:12.1f} "
               f"{1e6 * floor['cpu'] / n_rec:12.1f} {full['cpu'] / floor['cpu']:9.1f}x "
               f"{full['rss_mib']:9.0f}")
     n, n_rec, full, added, floor = rows[-1]
+    if n_rec >= 10_000_000:
+        print(f"\n{n_rec / 1e6:.1f}M records, measured: full analysis {full['wall']:.0f} s wall, "
+              f"{full['cpu']:.0f} s CPU, peak {full['rss_mib']:.0f} MiB; JSON parsing alone "
+              f"{floor['wall']:.0f} s wall, {floor['cpu']:.0f} s CPU (on 2 cores at best "
+              f"{floor['cpu'] / 2:.0f} s)")
+        return
     per_full, per_json = full["cpu"] / n_rec, floor["cpu"] / n_rec
     print(f"\n10M records, projected from the largest corpus's per-record CPU (not measured): "
           f"full analysis {per_full * 1e7:.0f} s of CPU, JSON parsing alone "
