@@ -31,6 +31,8 @@ from artifact.contract import summary as contract
 from artifact.contract.summary import FinalEntry, LogPairing, PositionsEntry, RunEntry
 
 Rates = dict[tuple[str, int], float]
+# the families whose rates a speedup or a control matches (summary.analyse)
+RATE_FAMILIES = frozenset({"final", "control", "baseline"})
 PerPrompt = dict[str, tuple[float, float]]
 
 
@@ -48,10 +50,11 @@ class Reduced:
     final: FinalEntry | None  # family final only
     positions: PositionsEntry | None  # curves and ksweep runs that drafted, paired with the log
     # tok/s per (prompt id, repeat) of the timed records: None -> all of them, else one domain
+    # (RATE_FAMILIES only; empty for the others)
     rates: dict[str | None, Rates]
-    drafted_by_prompt: PerPrompt  # per prompt: (mean alpha, mean tok/s), records with an alpha
-    timed_by_prompt: PerPrompt  # the same over every timed record
-    domain_of: dict[str, str]  # prompt id -> domain, of the timed records
+    drafted_by_prompt: PerPrompt  # per prompt: (mean alpha, mean tok/s) with an alpha (ksweep)
+    timed_by_prompt: PerPrompt  # the same over every timed record (baseline)
+    domain_of: dict[str, str]  # prompt id -> domain, of the timed records (ksweep)
 
 
 def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
@@ -195,14 +198,21 @@ def reduce(run: Run, bootstrap: Bootstrap) -> Reduced:
         positions = _positions_of(run, p, bootstrap)
         if positions is None and p.n_records:
             warnings.append(f"run {rid}: server.log has no acc per pos vectors")
+    # Only what the summary matches across runs is kept, for the families it matches, so that a
+    # reduction does not grow with its run's records: rates for speedups and controls (their
+    # runs and baselines), per-prompt means for break-even fits (ksweep runs, their baselines).
+    family = run.desc.family
     timed = run.timed  # timing statistics leave contended requests out (Run.timed)
-    rates: dict[str | None, Rates] = {None: _final.per_key_rate(timed)}
-    for d in sorted({r.domain for r in timed}):
-        rates[d] = _final.per_key_rate([r for r in timed if r.domain == d])
+    rates: dict[str | None, Rates] = {}
+    if family in RATE_FAMILIES:
+        rates[None] = _final.per_key_rate(timed)
+        for d in sorted({r.domain for r in timed}):
+            rates[d] = _final.per_key_rate([r for r in timed if r.domain == d])
+    ksweep = family == "ksweep"
     return Reduced(
         path=run.path, desc=run.desc, metrics=run.metrics, problems=run.problems, entry=entry,
         warnings=warnings, final=final, positions=positions, rates=rates,
-        drafted_by_prompt=per_prompt(timed, drafted=True),
-        timed_by_prompt=per_prompt(timed, drafted=False),
-        domain_of={r.prompt_id: r.domain for r in timed},
+        drafted_by_prompt=per_prompt(timed, drafted=True) if ksweep else {},
+        timed_by_prompt=per_prompt(timed, drafted=False) if family == "baseline" else {},
+        domain_of={r.prompt_id: r.domain for r in timed} if ksweep else {},
     )
