@@ -66,11 +66,12 @@ if mode == "json":
                 json.loads(line); n += 1
     load = time.perf_counter() - t0
 else:
-    loaded, warnings = R.load_runs_with(root, functools.partial(
-        runcache.load_reduced, bootstrap=BOOTSTRAP, cache=cache))
+    with runcache.remembered(cache, root) as memo:
+        loaded, warnings = R.load_runs_with(root, functools.partial(
+            runcache.load_reduced, bootstrap=BOOTSTRAP, cache=cache, memo=memo))
     load = time.perf_counter() - t0
     kept = [r for r in loaded if r.desc.family not in S.OWN_ANALYSIS]
-    S.dumps(S.summarize_reduced(kept, warnings))
+    S.summarize_text(kept, warnings)  # the summary and its text, as write_summary makes them
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"wall": wall, "cpu": cpu, "load": load, "rss_mib": rss}))

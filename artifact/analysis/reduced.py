@@ -23,6 +23,7 @@ import numpy as np
 
 from artifact import records
 from artifact.analysis import final as _final
+from artifact.analysis import parts as _parts
 from artifact.analysis import positions as _positions
 from artifact.analysis.logs import Pairing, pair
 from artifact.analysis.params import Bootstrap
@@ -45,16 +46,35 @@ class Reduced:
     desc: RunDescription
     metrics: dict[str, Any] | None
     problems: list[str]
-    entry: RunEntry
     warnings: list[str]  # the run's own warnings, as the summary states them
-    final: FinalEntry | None  # family final only
-    positions: PositionsEntry | None  # curves and ksweep runs that drafted, paired with the log
     # tok/s per (prompt id, repeat) of the timed records: None -> all of them, else one domain
     # (RATE_FAMILIES only; empty for the others)
     rates: dict[str | None, Rates]
     drafted_by_prompt: PerPrompt  # per prompt: (mean alpha, mean tok/s) with an alpha (ksweep)
     timed_by_prompt: PerPrompt  # the same over every timed record (baseline)
     domain_of: dict[str, str]  # prompt id -> domain, of the timed records (ksweep)
+    # section -> the run's entry there, plain, checked and rendered: what the summary splices
+    # in (:mod:`artifact.analysis.parts`); runs, and final or positions where the run has one
+    parts: dict[str, _parts.Part]
+
+    @property
+    def entry(self) -> RunEntry:
+        """The run's entry under ``runs`` (plain: floats rounded, not computable ones None)."""
+        value: RunEntry = self.parts["runs"].value
+        return value
+
+    @property
+    def final(self) -> FinalEntry | None:
+        """Family final only: the run's statistics (plain)."""
+        part = self.parts.get("final")
+        return None if part is None else part.value
+
+    @property
+    def positions(self) -> PositionsEntry | None:
+        """Curves and ksweep runs that drafted, paired with the log: per-position acceptance
+        (plain)."""
+        part = self.parts.get("positions")
+        return None if part is None else part.value
 
 
 def _mean_load(metrics: Mapping[str, Any] | None) -> float | None:
@@ -209,10 +229,13 @@ def reduce(run: Run, bootstrap: Bootstrap) -> Reduced:
         for d in sorted({r.domain for r in timed}):
             rates[d] = _final.per_key_rate([r for r in timed if r.domain == d])
     ksweep = family == "ksweep"
+    own: dict[str, tuple[Any, Any]] = {"runs": (entry, RunEntry), "final": (final, FinalEntry),
+           "positions": (positions, PositionsEntry)}
     return Reduced(
-        path=run.path, desc=run.desc, metrics=run.metrics, problems=run.problems, entry=entry,
-        warnings=warnings, final=final, positions=positions, rates=rates,
+        path=run.path, desc=run.desc, metrics=run.metrics, problems=run.problems,
+        warnings=warnings, rates=rates,
         drafted_by_prompt=per_prompt(timed, drafted=True) if ksweep else {},
         timed_by_prompt=per_prompt(timed, drafted=False) if family == "baseline" else {},
         domain_of={r.prompt_id: r.domain for r in timed} if ksweep else {},
+        parts={s: _parts.make(s, rid, obj, tp) for s, (obj, tp) in own.items() if obj is not None},
     )

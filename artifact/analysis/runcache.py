@@ -30,11 +30,13 @@ the code beside it. ``rm -r .cache/runs`` empties it; nothing else needs it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import pickle
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -65,9 +67,10 @@ def _stat(path: Path) -> Stat | None:
     a file is young (:data:`SETTLE_S`) or cannot be stat'ed."""
     out: list[tuple[int, int, int, int, int] | None] = []
     young = time.time_ns() - int(SETTLE_S * 1e9)
+    folder = os.fspath(path)
     for name in records.RUN_FILES:
         try:
-            st = os.stat(path / name)
+            st = os.stat(os.path.join(folder, name))
         except FileNotFoundError:
             out.append(None)
             continue
@@ -94,27 +97,65 @@ def _content_key(path: Path) -> str | None:
     return h.hexdigest()
 
 
+class Memo:
+    """The content keys of the runs of one folder, remembered by their files' ``stat``: one
+    entry under ``cache/stat/`` per folder (and code), read once and written once per build
+    (:func:`remembered`), so that a thousand unchanged runs cost a thousand ``stat`` calls, not
+    a thousand files read. Two builds at once each write a whole entry; a key lost that way is
+    computed again, never wrong: the ``stat`` (inode and device included) must match."""
+
+    def __init__(self, cache: Path, folder: Path) -> None:
+        self.entry = _entry(cache / "stat", hashlib.blake2b(
+            f"{code_key()}\0{folder.resolve()}".encode(), digest_size=20).hexdigest())
+        known = _get(self.entry, dict)
+        self.known: dict[str, tuple[Stat, str]] = known if known is not None else {}
+        self.seen: dict[str, tuple[Stat, str]] = {}
+        self.changed = False
+
+    def key(self, path: Path) -> str | None:
+        """:func:`run_key` of ``path``, a run folder inside this memo's folder."""
+        st = _stat(path)
+        hit = self.known.get(path.name) if st is not None else None
+        if hit is not None and hit[0] == st:
+            self.seen[path.name] = hit
+            return hit[1]
+        key = _content_key(path)
+        if st is not None and key is not None:
+            self.seen[path.name] = (st, key)
+            self.changed = True
+        return key
+
+    def save(self) -> None:
+        """Write the entry when a key was computed: the runs looked up since it was read."""
+        if self.changed:
+            _put(self.entry, self.seen)
+            self.changed = False
+
+
+@contextlib.contextmanager
+def remembered(cache: Path | None, folder: Path) -> Iterator[Memo | None]:
+    """The :class:`Memo` of the runs in ``folder`` (None without a cache), saved on leaving."""
+    memo = None if cache is None else Memo(cache, folder)
+    yield memo
+    if memo is not None:
+        memo.save()
+
+
 def run_key(path: Path, cache: Path | None = None) -> str | None:
     """The content key of the run folder ``path``; None when a file cannot be read as a file
     (the loader then says why, in its own one line). With ``cache``, a key remembered there
-    for the files' unchanged ``stat`` is taken without reading them."""
+    for the files' unchanged ``stat`` is taken without reading them (:class:`Memo`)."""
     if cache is None:
         return _content_key(path)
-    st = _stat(path)
-    memo = _entry(cache / "stat", hashlib.blake2b(
-        f"{code_key()}\0{path.resolve()}".encode(), digest_size=20).hexdigest())
-    if st is not None:
-        hit = _get(memo, tuple)
-        if hit is not None and len(hit) == 2 and hit[0] == st and isinstance(hit[1], str):
-            return hit[1]
-    key = _content_key(path)
-    if st is not None and key is not None:
-        _put(memo, (st, key))
+    memo = Memo(cache, path.parent)
+    memo.seen = dict(memo.known)  # one run looked up: the others stay remembered
+    key = memo.key(path)
+    memo.save()
     return key
 
 
 def _entry(cache: Path, key: str) -> Path:
-    return cache / key[:2] / f"{key}.pickle"
+    return Path(os.path.join(cache, key[:2], f"{key}.pickle"))
 
 
 def _get(entry: Path, kind: type[T]) -> T | None:
@@ -132,11 +173,13 @@ def _put(entry: Path, value: object) -> None:
         return
 
 
-def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE) -> Reduced:
+def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
+                 memo: Memo | None = None) -> Reduced:
     """:func:`artifact.analysis.reduced.reduce` of the run folder ``path``, from ``cache`` when
     an entry for its exact files, this code and ``bootstrap`` is there (``cache=None``: always
-    read and reduced). A hit reads no record: only the entry."""
-    key = None if cache is None else run_key(path, cache)
+    read and reduced). A hit reads no record: only the entry. ``memo``: the content keys of
+    ``path``'s folder (:func:`remembered`), for many runs of one folder."""
+    key = None if cache is None else memo.key(path) if memo is not None else run_key(path, cache)
     if cache is None or key is None:
         return reduce(load_run(path), bootstrap)
     entry = _entry(cache, hashlib.blake2b(f"{key}\0reduced {bootstrap}".encode(),

@@ -19,6 +19,7 @@ from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import runcache
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
+from artifact.analysis.parts import SECTIONS, render
 from artifact.analysis.pooling import check_same_hardware
 from artifact.analysis.reduced import Reduced, reduce
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_runs_with
@@ -104,9 +105,9 @@ def _environment(runs: Sequence[Reduced], warnings: list[str]) -> Environment | 
 
 
 def analyse(runs: Sequence[Reduced], *, bootstrap: Bootstrap = BOOTSTRAP) -> contract.Summary:
-    """The summary of reduced runs (:func:`artifact.analysis.reduced.reduce`), before rounding
-    (a float may still be ``nan``); ``bootstrap``: the parameters the reductions were made with,
-    recorded."""
+    """The summary of reduced runs (:func:`artifact.analysis.reduced.reduce`): each run's own
+    entries as its reduction made them plain, the pooled sections before rounding (a float may
+    still be ``nan``); ``bootstrap``: the parameters the reductions were made with, recorded."""
     warnings: list[str] = []
     out: contract.Summary = {
         "schema_version": contract.SCHEMA_VERSION,
@@ -168,6 +169,17 @@ def analyse(runs: Sequence[Reduced], *, bootstrap: Bootstrap = BOOTSTRAP) -> con
     return out
 
 
+def _build(runs_root: Path, bootstrap: Bootstrap, cache: Path | None
+           ) -> tuple[contract.Summary, str]:
+    with runcache.remembered(cache, runs_root) as memo:
+        runs, warnings = load_runs_with(runs_root, functools.partial(
+            runcache.load_reduced, bootstrap=bootstrap, cache=cache, memo=memo))
+    elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
+    warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
+    runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
+    return summarize_text(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
+
+
 def build_summary(
     runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP, cache: Path | None = None
 ) -> contract.Summary:
@@ -180,13 +192,7 @@ def build_summary(
     (:mod:`artifact.analysis.runcache`), so that a run already seen is not read again; the
     result is the same bytes.
     """
-    runs, warnings = load_runs_with(runs_root, functools.partial(
-        runcache.load_reduced, bootstrap=bootstrap, cache=cache))
-    elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
-    warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
-    runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
-    return summarize_reduced(runs, warnings, source=f"summary of {runs_root}",
-                             bootstrap=bootstrap)
+    return _build(runs_root, bootstrap, cache)[0]
 
 
 def summarize_runs(
@@ -203,13 +209,47 @@ def summarize_reduced(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
                       source: str = "summary", bootstrap: Bootstrap = BOOTSTRAP
                       ) -> contract.Summary:
     """:func:`summarize_runs` of runs already reduced with ``bootstrap``."""
+    return summarize_text(runs, warnings, source=source, bootstrap=bootstrap)[0]
+
+
+def summarize_text(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
+                   source: str = "summary", bootstrap: Bootstrap = BOOTSTRAP
+                   ) -> tuple[contract.Summary, str]:
+    """:func:`summarize_reduced`, and the summary's canonical text (:func:`dumps`).
+
+    Each run's own entries (:data:`artifact.analysis.parts.SECTIONS`) were made plain, checked
+    and rendered when the run was reduced: they are taken as they are, not rounded, checked and
+    encoded again, so that a summary of many cached runs costs about its pooled sections.
+    """
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
+    given = {s: {r.desc.run_id: r.parts[s] for r in runs if s in r.parts} for s in SECTIONS}
     nan_paths: list[str] = []
-    plain = {k: files.to_plain(v, k, nan_paths) for k, v in result.items() if k != "warnings"}
+    plain: dict[str, Any] = {}
+    checked = []
+    sections: Mapping[str, Any] = result
+    for key, value in sections.items():
+        if key == "warnings":
+            continue
+        if key not in given:
+            plain[key] = files.to_plain(value, key, nan_paths)
+            continue
+        section: dict[str, Any] = {}
+        fit = True
+        for rid, entry in value.items():
+            part = given[key].get(rid)
+            if part is None:
+                section[rid], fit = files.to_plain(entry, f"{key}.{rid}", nan_paths), False
+            else:
+                section[rid], fit = part.value, fit and part.fits
+                nan_paths.extend(part.nan_paths)
+        plain[key] = section
+        if fit:
+            checked.append(key)
     plain["warnings"] = sorted(set(list(warnings) + result["warnings"]
                                    + _nan_warnings(nan_paths)))
-    return contract.validate(plain, source=source, error=AnalysisError)
+    summary = contract.validate(plain, source=source, error=AnalysisError, checked=checked)
+    return summary, render(summary, given)
 
 
 def dumps(summary: Mapping[str, Any]) -> str:
@@ -220,6 +260,6 @@ def dumps(summary: Mapping[str, Any]) -> str:
 def write_summary(runs_root: Path, out_path: Path, *, cache: Path | None = None
                   ) -> contract.Summary:
     """Build the summary and write it atomically to ``out_path``; returns it."""
-    summary = build_summary(runs_root, cache=cache)
-    files.write_text(out_path, dumps(summary))
+    summary, text = _build(runs_root, BOOTSTRAP, cache)
+    files.write_text(out_path, text)
     return summary

@@ -26,7 +26,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from artifact.errors import ArtifactError
 
-__all__ = ["check", "check_version", "describe", "schema_markdown"]
+__all__ = ["check", "check_version", "describe", "fits", "schema_markdown"]
 
 
 @functools.cache
@@ -151,6 +151,15 @@ def _fits(tp: Any, value: Any) -> bool:
             return _fits(plain[0], value)
         return any(_matches_scalar(b, value) for b in bare)
     return value in data  # Literal
+
+
+def fits(tp: Any, value: Any) -> bool:
+    """Whether ``value`` fits ``tp`` (:func:`check` without the error naming the field).
+
+    >>> fits(dict[str, int], {"a": 1}), fits(dict[str, int], {"a": "1"})
+    (True, False)
+    """
+    return _fits(tp, value)
 
 
 def check(tp: Any, value: Any, *, source: str, error: type[ArtifactError], where: str = "") -> None:

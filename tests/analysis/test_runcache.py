@@ -134,5 +134,24 @@ def test_the_key_follows_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_the_code_key_covers_the_reduction_and_its_statistics() -> None:
     names = {p.name for p in imports.closure("artifact.analysis.runcache")}
-    assert {"reduced.py", "runs.py", "final.py", "breakeven.py", "positions.py", "logs.py",
-            "records.py", "stats.py"} <= names
+    assert {"reduced.py", "parts.py", "runs.py", "final.py", "breakeven.py", "positions.py",
+            "logs.py", "records.py", "stats.py"} <= names
+
+
+def test_one_added_run_is_the_only_one_hashed(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
+    root, cache = tmp_path / "runs", tmp_path / "cache"
+    specs = corpus.study_specs()[:4]
+    for sp in specs[:3]:
+        corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
+    _text(root, cache)
+    assert len(list((cache / "stat").rglob("*.pickle"))) == 1  # one memo for the folder
+    added = corpus.write_study_run(root, specs[3], scale=corpus.TEST_SCALE)
+    calls: list[str] = []
+    real = runcache._content_key
+    monkeypatch.setattr(runcache, "_content_key", lambda p: calls.append(p.name) or real(p))
+    assert _text(root, cache) == _text(root, None)
+    assert calls == [added.name]
+    _text(root, cache)
+    assert calls == [added.name]  # remembered with the others
