@@ -1,7 +1,8 @@
 """Adding one run to many: the analysis with cached reduced runs against a full one, side by side.
 
-    python benchmarks/bench_incremental.py [--runs N ...] [--scale S] [--full-only] [--quick]
-    python benchmarks/bench_incremental.py --runs 1000 --scale 37.1 --full-only   # 10M records
+    python benchmarks/bench_incremental.py [--runs N ...] [--scale S] [--full-only] [--copies]
+                                            [--quick]
+    python benchmarks/bench_incremental.py --runs 1000 --scale 37.1 --full-only --copies  # 10M
 
 For each N, a synthetic, seed-shaped corpus of N runs (the seed study's 69 runs, cut to N or
 extended with further curves runs, ``--scale`` x 270 records each) is analysed, each
@@ -23,7 +24,8 @@ said so), unless the largest corpus has 10 million records or more: then they we
 Each run is reduced as it is read, so the peak memory follows the runs' statistics, not their
 records. ``--full-only`` measures the full analysis and the JSON floor only (no cache, no added
 run): ``--runs 1000 --scale 37.1`` writes and analyses 10 million records (about 19 GB of files
-under the system's temporary folder; ``TMPDIR`` moves it), in about half an hour on 2 cores.
+under the system's temporary folder; ``TMPDIR`` moves it), in about an hour on 2 cores;
+``--copies`` writes the further curves runs as copies of one per drafter, at disk speed.
 
 Goals (issue 21): one added run < 1 s at 1,000 runs; a full analysis of 10M records < 60 s on
 2 cores, or the measured ceiling and what bounds it. ``--quick`` checks the benchmark works
@@ -96,11 +98,38 @@ def specs(n: int) -> list[dict[str, object]]:
     return base + extra
 
 
-def write(root: Path, n: int, scale: float) -> int:
+def write(root: Path, n: int, scale: float, *, copies: bool = False) -> int:
+    """Write the corpus; returns its number of records. With ``copies``, each further curves
+    run of a drafter is a copy of the first one's files under its own id (written at disk
+    speed instead of simulated; the analysis still reads and reduces every copy in full)."""
     root.mkdir(parents=True)
+    first: dict[str, tuple[Path, int]] = {}  # drafter -> the first further run, its records
+    n_rec = 0
     for i, sp in enumerate(specs(n)):
-        corpus.write_study_run(root, sp, scale=scale, seed=i)
-    return sum(1 for p in root.glob("*/results.jsonl") for _ in p.open("rb"))
+        lab = copies and str(sp["run_id"]).startswith("curves-lab-")
+        if lab and sp["drafter"] in first:
+            template, count = first[str(sp["drafter"])]
+            copy_run(template, root / str(sp["run_id"]))
+        else:
+            run = corpus.write_study_run(root, sp, scale=scale, seed=i)
+            count = sum(1 for _ in (run / "results.jsonl").open("rb"))
+            if lab:
+                first[str(sp["drafter"])] = (run, count)
+        n_rec += count
+    return n_rec
+
+
+def copy_run(template: Path, run: Path) -> None:
+    """``template``'s files under the run id ``run.name`` (config.json says the new id)."""
+    run.mkdir()
+    for f in template.iterdir():
+        if f.name == "config.json":
+            config = json.loads(f.read_text(encoding="utf-8"))
+            config["run_id"] = config["spec"]["run_id"] = run.name
+            (run / f.name).write_text(json.dumps(config, sort_keys=True, indent=2) + "\n",
+                                      encoding="utf-8")
+        else:
+            shutil.copyfile(f, run / f.name)
 
 
 def main() -> None:
@@ -110,17 +139,20 @@ def main() -> None:
                         help="records per run, as a multiple of the seed study's 270")
     parser.add_argument("--full-only", action="store_true",
                         help="only the full analysis and the JSON floor (e.g. at 10M records)")
+    parser.add_argument("--copies", action="store_true",
+                        help="write each further curves run as a copy of the first of its "
+                             "drafter (disk speed; every copy still analysed in full)")
     parser.add_argument("--quick", action="store_true",
-                        help="N = 10 and 20 at scale 0.05: checks that it works")
+                        help="N = 10 and 75 at scale 0.05, with copies: checks that it works")
     args = parser.parse_args()
     if args.quick:
-        args.runs, args.scale = [10, 20], 0.05
+        args.runs, args.scale, args.copies = [10, 75], 0.05, True
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
         for n in args.runs:
             root, cache = Path(tmp) / f"n{n}", Path(tmp) / f"cache{n}"
             w = time.perf_counter()
-            n_rec = write(root, n, args.scale)
+            n_rec = write(root, n, args.scale, copies=args.copies)
             time.sleep(runcache.SETTLE_S)  # files written just now are hashed, not stat'ed
             last = sorted(p for p in root.iterdir())[-1]
             print(f"{n} runs, {n_rec} records: written in {time.perf_counter() - w:.1f} s",

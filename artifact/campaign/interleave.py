@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -116,30 +116,39 @@ def _check(label: str, specs: Sequence[RunSpec]) -> None:
 
 def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path = paths.RUNS,
               show_progress: bool = True, say: Log = _say,
-              cond: quiet.Conditions | None = None) -> dict[str, records.RunMetrics]:
-    """Measure (or finish) the runs of one interleave group; return each run's metrics."""
+              cond: quiet.Conditions | None = None,
+              prompt_ids: frozenset[str] | None = None,
+              progress_suffix: Callable[[float], str] | None = None,
+              ) -> dict[str, records.RunMetrics]:
+    """Measure (or finish) the runs of one interleave group; return each run's metrics.
+
+    ``prompt_ids`` and ``progress_suffix``: as for :func:`artifact.campaign.runner.run` (a
+    reduced reproduction measures a group on a subset of its prompts)."""
     label = specs[0].interleave or specs[0].run_id
     _check(label, specs)
     cond = cond if cond is not None else quiet.Conditions.from_env()
     what = f"interleaved group {label} ({len(specs)} runs)"
     with hostlock.measuring(what, wait=cond.wait_for_lock, say=say):
-        preps = [prepare(campaign, s, runs_root=runs_root, say=say) for s in specs]
+        preps = [prepare(campaign, s, runs_root=runs_root, say=say, prompt_ids=prompt_ids)
+                 for s in specs]
         todo = [p for p in preps if not p.complete]
         for p in preps:
             Tally.resume(p.path)
         if todo:
             with quiet.measuring(what, [p.path for p in todo], cond, say):
-                _measure_locked(label, todo, show_progress, say, cond)
+                _measure_locked(label, todo, show_progress, say, cond, progress_suffix)
         return {p.spec.run_id: _metrics(p.path, p.spec, p.expected, cond) for p in preps}
 
 
 def _measure_locked(label: str, todo: list[Prepared], show_progress: bool, say: Log,
-                    cond: quiet.Conditions) -> None:
+                    cond: quiet.Conditions,
+                    progress_suffix: Callable[[float], str] | None = None) -> None:
     n_expected = sum(len(p.expected) for p in todo)
     n_pending = sum(len(p.pending) for p in todo)
     for p in todo:
         events.record(p.path, "invocation", done=len(p.expected) - len(p.pending))
-    progress = Progress(f"group {label}", n_expected, n_expected - n_pending, show_progress)
+    progress = Progress(f"group {label}", n_expected, n_expected - n_pending, show_progress,
+                        suffix=progress_suffix)
     servers = {p.spec.run_id: Server(p.files, p.spec, p.path / records.SERVER_LOG)
                for p in todo}
     try:

@@ -1,5 +1,9 @@
 """Run a reproduction: calibrate, plan, rerun each selected run into its own folder, resume.
 
+The runs of one interleave group (:mod:`artifact.campaign.interleave`) are measured together,
+prompt by prompt, as the campaign measured them: a ratio between two runs of a group (a speedup,
+the noise control) then compares requests seconds apart, not runs minutes apart.
+
 Nothing here writes under the committed runs' folder: every run goes to
 ``<reproduction>/runs/<run>/`` through the campaign runner (append + fsync per request, resume
 after any interruption), and the reproduction's own ``reproduction.json`` is rewritten
@@ -20,6 +24,7 @@ from typing import Any
 
 from artifact import paths, records
 from artifact.campaign import runner
+from artifact.campaign.interleave import groups, run_group
 from artifact.campaign.prompts import ensure_prompt_set
 from artifact.hostlock import measuring
 from artifact.log import Log, stderr
@@ -141,30 +146,42 @@ def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Pat
     sample("start")
     save()
     t_all = time.perf_counter()
-    for i, rid in enumerate(selection.runs, 1):
-        if rid in done:
+    specs = [camp.run(rid) for rid in selection.runs]
+    for unit in groups(specs):
+        todo = [s for s in unit if s.run_id not in done]
+        if not todo:
             continue
-        spec = camp.run(rid)
+        rids = tuple(s.run_id for s in todo)
+        i = selection.runs.index(rids[0]) + 1
         eta = plan.eta_seconds(expected, done)
-        say(f"run {i}/{len(selection.runs)} {rid}: elapsed "
-            f"{plan.clock(time.perf_counter() - t_all)}, ETA {plan.clock(eta)}")
-        entry = manifest["runs"].setdefault(rid, {"wall_s": 0.0})
-        entry.update(started=entry.get("started") or plan.utc_now(), complete=False)
+        say(f"run {i}/{len(selection.runs)} {rids[0]}"
+            + (f" interleaved with {', '.join(rids[1:])}" if len(rids) > 1 else "")
+            + f": elapsed {plan.clock(time.perf_counter() - t_all)}, ETA {plan.clock(eta)}")
+        entries = {rid: manifest["runs"].setdefault(rid, {"wall_s": 0.0}) for rid in rids}
+        for entry in entries.values():
+            entry.update(started=entry.get("started") or plan.utc_now(), complete=False)
         save()
         t0 = time.perf_counter()
+        suffix = _overall(i, len(selection.runs), rids, expected, done)
         try:
-            m = runner.run(camp, spec, runs_root=runs_root, show_progress=show_progress, say=say,
-                           prompt_ids=subsets[rid], progress_suffix=_overall(
-                               i, len(selection.runs), rid, expected, done))
+            if todo[0].interleave is not None:  # measured together, as the campaign does
+                ms = run_group(camp, todo, runs_root=runs_root, show_progress=show_progress,
+                               say=say, prompt_ids=subsets[rids[0]], progress_suffix=suffix)
+            else:
+                ms = {rids[0]: runner.run(camp, todo[0], runs_root=runs_root,
+                                         show_progress=show_progress, say=say,
+                                         prompt_ids=subsets[rids[0]], progress_suffix=suffix)}
         finally:
-            entry["wall_s"] = round(float(entry["wall_s"]) + time.perf_counter() - t0, 2)
+            _share_wall(entries, time.perf_counter() - t0, expected)
             save()
-        entry.update(complete=m.complete, finished=plan.utc_now(), n_results=m.n_results,
-                     n_errors=m.n_errors, expected_s=round(expected[rid], 1))
-        sample(f"after {rid}")
+        for rid, m in ms.items():
+            entries[rid].update(complete=m.complete, finished=plan.utc_now(),
+                                n_results=m.n_results, n_errors=m.n_errors,
+                                expected_s=round(expected[rid], 1))
+            if m.complete:
+                done[rid] = entries[rid]["wall_s"]
+        sample(f"after {', '.join(rids)}")
         save()
-        if m.complete:
-            done[rid] = entry["wall_s"]
     manifest["complete"] = all(manifest["runs"].get(r, {}).get("complete")
                                for r in selection.runs)
     manifest["finished"] = plan.utc_now() if manifest["complete"] else None
@@ -175,11 +192,21 @@ def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Pat
     return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
 
 
-def _overall(i: int, n: int, rid: str, expected: dict[str, float],
+def _share_wall(entries: dict[str, dict[str, Any]], wall: float,
+                expected: dict[str, float]) -> None:
+    """Add ``wall`` seconds to the runs measured in them, each its share by expected time
+    (an interleaved group's runs alternate request by request)."""
+    total = sum(expected[rid] for rid in entries)
+    for rid, entry in entries.items():
+        share = expected[rid] / total if total > 0 else 1.0 / len(entries)
+        entry["wall_s"] = round(float(entry["wall_s"]) + wall * share, 2)
+
+
+def _overall(i: int, n: int, rids: tuple[str, ...], expected: dict[str, float],
              done: dict[str, float]) -> Callable[[float], str]:
-    """The whole reproduction's place and ETA, for the running run's progress line."""
+    """The whole reproduction's place and ETA, for the running runs' progress line."""
     def suffix(fraction: float) -> str:
-        left = plan.eta_seconds(expected, done, running=rid, running_fraction=fraction)
+        left = plan.eta_seconds(expected, done, running=rids, running_fraction=fraction)
         return f"  | run {i}/{n}, reproduction ETA {plan.clock(left)}"
 
     return suffix

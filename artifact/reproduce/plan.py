@@ -19,7 +19,7 @@ import datetime as dt
 import fnmatch
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,22 +250,26 @@ def expected_seconds(metrics: Mapping[str, Any], n_prompts: int | None, scale: f
 
 
 def eta_seconds(expected: Mapping[str, float], done: Mapping[str, float],
-                running: str | None = None, running_fraction: float = 0.0) -> float:
+                running: str | Collection[str] = (), running_fraction: float = 0.0) -> float:
     """Seconds left: runs not done at their expected time, corrected by how the finished ones
-    compared with their own expectation, less the part of the running one already done.
+    compared with their own expectation, less the part of the running ones already done (an
+    interleaved group runs together).
 
     >>> eta_seconds({"a": 10.0, "b": 20.0, "c": 30.0}, {"a": 15.0})
     75.0
     >>> eta_seconds({"a": 10.0, "b": 20.0}, {}, running="a", running_fraction=0.5)
     25.0
+    >>> eta_seconds({"a": 10.0, "b": 20.0}, {}, running=("a", "b"), running_fraction=0.5)
+    15.0
     """
+    now = {running} if isinstance(running, str) else set(running)
     exp_done = sum(expected[r] for r in done if r in expected)
     drift = sum(done.values()) / exp_done if exp_done > 0 else 1.0
     left = 0.0
     for run, secs in expected.items():
         if run in done:
             continue
-        share = 1.0 - running_fraction if run == running else 1.0
+        share = 1.0 - running_fraction if run in now else 1.0
         left += secs * share
     return left * drift
 

@@ -82,8 +82,19 @@ def test_the_progress_line_carries_the_whole_reproductions_eta() -> None:
     from artifact.campaign.progress import Progress
     from artifact.reproduce.execute import _overall
 
-    suffix = _overall(2, 3, "b", {"a": 60.0, "b": 120.0, "c": 60.0}, {"a": 60.0})
+    suffix = _overall(2, 3, ("b",), {"a": 60.0, "b": 120.0, "c": 60.0}, {"a": 60.0})
     p = Progress("b", 4, enabled=False, suffix=suffix)
     assert p.line().endswith("| run 2/3, reproduction ETA 3:00")
     p.advance(2)  # half of b done: 60 s of b and 60 s of c left
     assert p.line().endswith("| run 2/3, reproduction ETA 2:00")
+
+
+def test_an_interleaved_group_runs_and_is_timed_together() -> None:
+    from artifact.reproduce.execute import _overall, _share_wall
+
+    expected = {"a": 60.0, "b": 120.0, "c": 60.0}
+    suffix = _overall(1, 3, ("a", "b"), expected, {})
+    assert suffix(0.5).endswith("| run 1/3, reproduction ETA 2:30")  # half of a and b, all c
+    entries: dict[str, dict[str, float]] = {"a": {"wall_s": 0.0}, "b": {"wall_s": 10.0}}
+    _share_wall(entries, 90.0, expected)  # the group's wall, shared by expected time
+    assert entries == {"a": {"wall_s": 30.0}, "b": {"wall_s": 70.0}}
