@@ -19,7 +19,7 @@ from artifact.analysis import breakeven as _breakeven
 from artifact.analysis import final as _final
 from artifact.analysis import runcache
 from artifact.analysis.params import BOOTSTRAP, Bootstrap
-from artifact.analysis.parts import SECTIONS, render
+from artifact.analysis.parts import SECTIONS, Part, render
 from artifact.analysis.pooling import check_same_hardware
 from artifact.analysis.reduced import Reduced, reduce
 from artifact.analysis.runs import SPURIOUS_TOK_PER_S, AnalysisError, Run, load_runs_with
@@ -170,14 +170,14 @@ def analyse(runs: Sequence[Reduced], *, bootstrap: Bootstrap = BOOTSTRAP) -> con
 
 
 def _build(runs_root: Path, bootstrap: Bootstrap, cache: Path | None
-           ) -> tuple[contract.Summary, str]:
+           ) -> tuple[contract.Summary, dict[str, dict[str, Part]]]:
     with runcache.remembered(cache, runs_root) as memo:
         runs, warnings = load_runs_with(runs_root, functools.partial(
             runcache.load_reduced, bootstrap=bootstrap, cache=cache, memo=memo))
     elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
     warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
-    return summarize_text(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
+    return _summarize(runs, warnings, source=f"summary of {runs_root}", bootstrap=bootstrap)
 
 
 def build_summary(
@@ -209,7 +209,7 @@ def summarize_reduced(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
                       source: str = "summary", bootstrap: Bootstrap = BOOTSTRAP
                       ) -> contract.Summary:
     """:func:`summarize_runs` of runs already reduced with ``bootstrap``."""
-    return summarize_text(runs, warnings, source=source, bootstrap=bootstrap)[0]
+    return _summarize(runs, warnings, source=source, bootstrap=bootstrap)[0]
 
 
 def summarize_text(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
@@ -221,6 +221,13 @@ def summarize_text(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
     and rendered when the run was reduced: they are taken as they are, not rounded, checked and
     encoded again, so that a summary of many cached runs costs about its pooled sections.
     """
+    summary, given = _summarize(runs, warnings, source=source, bootstrap=bootstrap)
+    return summary, render(summary, given)
+
+
+def _summarize(runs: Sequence[Reduced], warnings: Sequence[str], *, source: str,
+               bootstrap: Bootstrap) -> tuple[contract.Summary, dict[str, dict[str, Part]]]:
+    """The checked summary, and the runs' parts it holds (section -> run id -> part)."""
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     given = {s: {r.desc.run_id: r.parts[s] for r in runs if s in r.parts} for s in SECTIONS}
@@ -249,7 +256,7 @@ def summarize_text(runs: Sequence[Reduced], warnings: Sequence[str] = (), *,
     plain["warnings"] = sorted(set(list(warnings) + result["warnings"]
                                    + _nan_warnings(nan_paths)))
     summary = contract.validate(plain, source=source, error=AnalysisError, checked=checked)
-    return summary, render(summary, given)
+    return summary, given
 
 
 def dumps(summary: Mapping[str, Any]) -> str:
@@ -260,6 +267,6 @@ def dumps(summary: Mapping[str, Any]) -> str:
 def write_summary(runs_root: Path, out_path: Path, *, cache: Path | None = None
                   ) -> contract.Summary:
     """Build the summary and write it atomically to ``out_path``; returns it."""
-    summary, text = _build(runs_root, BOOTSTRAP, cache)
-    files.write_text(out_path, text)
+    summary, given = _build(runs_root, BOOTSTRAP, cache)
+    files.write_text(out_path, render(summary, given))
     return summary
