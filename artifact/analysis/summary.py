@@ -231,28 +231,13 @@ def _summarize(runs: Sequence[Reduced], warnings: Sequence[str], *, source: str,
     check_same_hardware(runs)
     result = analyse(runs, bootstrap=bootstrap)
     given = {s: {r.desc.run_id: r.parts[s] for r in runs if s in r.parts} for s in SECTIONS}
-    nan_paths: list[str] = []
-    plain: dict[str, Any] = {}
-    checked = []
+    # each run's own entries are its reduction's parts, already plain and checked
+    nan_paths = [p for section in given.values() for part in section.values()
+                 for p in part.nan_paths]
     sections: Mapping[str, Any] = result
-    for key, value in sections.items():
-        if key == "warnings":
-            continue
-        if key not in given:
-            plain[key] = files.to_plain(value, key, nan_paths)
-            continue
-        section: dict[str, Any] = {}
-        fit = True
-        for rid, entry in value.items():
-            part = given[key].get(rid)
-            if part is None:
-                section[rid], fit = files.to_plain(entry, f"{key}.{rid}", nan_paths), False
-            else:
-                section[rid], fit = part.value, fit and part.fits
-                nan_paths.extend(part.nan_paths)
-        plain[key] = section
-        if fit:
-            checked.append(key)
+    plain: dict[str, Any] = {k: v if k in given else files.to_plain(v, k, nan_paths)
+                             for k, v in sections.items() if k != "warnings"}
+    checked = [s for s in SECTIONS if all(part.fits for part in given[s].values())]
     plain["warnings"] = sorted(set(list(warnings) + result["warnings"]
                                    + _nan_warnings(nan_paths)))
     summary = contract.validate(plain, source=source, error=AnalysisError, checked=checked)
