@@ -49,3 +49,25 @@ def test_editing_a_module_makes_exactly_its_tasks_out_of_date(tmp_path: Path) ->
     after = _status(tmp_path)
     assert after["analysis"] == "U"
     assert all(after[f"tables:{n}"] == "R" for n in ("speedup", "hardware"))
+
+
+def test_a_rewrite_with_its_mtime_put_back_is_out_of_date(tmp_path: Path) -> None:
+    """A raw run's results rewritten with as many bytes and its modification time restored:
+    doit's own md5 checker trusts the mtime; the project's checks the content."""
+    for d in ("artifact", "templates", "experiments/campaigns", "experiments/runs"):
+        shutil.copytree(paths.ROOT / d, tmp_path / d,
+                        ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    for f in FILES:
+        shutil.copy2(paths.ROOT / f, tmp_path / f)
+    _doit(tmp_path, "analysis")
+    assert _status(tmp_path)["analysis"] == "U"
+    results = sorted((tmp_path / "experiments" / "runs").glob("final-*/results.jsonl"))[0]
+    st = results.stat()
+    text = results.read_text(encoding="utf-8")
+    i = text.index('"prompt_id"')
+    results.write_text(text[:i] + text[i:].replace("a", "b", 1), encoding="utf-8")
+    os.utime(results, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert results.stat().st_size == st.st_size and results.stat().st_mtime_ns == st.st_mtime_ns
+    assert _status(tmp_path)["analysis"] == "R"
+    results.write_text(text, encoding="utf-8")  # the same bytes again: hashed, up to date
+    assert _status(tmp_path)["analysis"] == "U"

@@ -23,9 +23,13 @@ the folder's current path. An unfinished run (``metrics.json`` not complete) is 
 a campaign it changes with every request. An entry that cannot be read is a miss, and a cache
 that cannot be written is a slower run, never a wrong one.
 
-The entries are pickles, and loading a pickle runs code: the cache lies in the checkout's own
-``.cache/`` (ignored by git and by the image build), written only by this module, as trusted as
-the code beside it. ``rm -r .cache/runs`` empties it; nothing else needs it.
+The cache lies in the checkout's own ``.cache/`` (ignored by git and by the image build), where
+anyone who can write a file can plant one, so an entry is data that cannot carry code
+(:mod:`artifact.analysis.cachecodec`: tagged JSON, decoded into the reduction's own types
+only), and it names what it was made from: a reduction names its run folder and content key, a
+stat memo its folder. An entry whose names do not match is a miss; a stat memo that points a run
+at another run's entry costs a fresh content key, never another run's numbers.
+``rm -r .cache/runs`` empties it; nothing else needs it.
 """
 
 from __future__ import annotations
@@ -34,22 +38,24 @@ import contextlib
 import functools
 import hashlib
 import os
-import pickle
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
 from artifact import files, imports, paths, records
+from artifact.analysis import cachecodec
 from artifact.analysis.params import Bootstrap
+from artifact.analysis.parts import Part
 from artifact.analysis.reduced import Reduced, reduce
-from artifact.analysis.runs import load_run
+from artifact.analysis.runs import RunDescription, load_run
 
 CACHE = paths.ROOT / ".cache" / "runs"
-_FORMAT = b"runcache 2"
+_FORMAT = b"runcache 3"
 SETTLE_S = 2.0  # a file younger than this is hashed, its stat not trusted
-T = TypeVar("T")
+# the only classes an entry may hold (cachecodec builds nothing else)
+_ALLOWED: dict[str, type[Any]] = {c.__name__: c for c in (Reduced, RunDescription, Part)}
 Stat = tuple[tuple[int, int, int, int, int] | None, ...]
 
 
@@ -105,10 +111,11 @@ class Memo:
     computed again, never wrong: the ``stat`` (inode and device included) must match."""
 
     def __init__(self, cache: Path, folder: Path) -> None:
+        self.folder = str(folder.resolve())
         self.entry = _entry(cache / "stat", hashlib.blake2b(
-            f"{code_key()}\0{folder.resolve()}".encode(), digest_size=20).hexdigest())
-        known = _get(self.entry, dict)
-        self.known: dict[str, tuple[Stat, str]] = known if known is not None else {}
+            f"{code_key()}\0{self.folder}".encode(), digest_size=20).hexdigest())
+        known = _get(self.entry, {"folder": self.folder})
+        self.known: dict[str, tuple[Stat, str]] = known if isinstance(known, dict) else {}
         self.seen: dict[str, tuple[Stat, str]] = {}
         self.changed = False
 
@@ -116,7 +123,8 @@ class Memo:
         """:func:`run_key` of ``path``, a run folder inside this memo's folder."""
         st = _stat(path)
         hit = self.known.get(path.name) if st is not None else None
-        if hit is not None and hit[0] == st:
+        if (isinstance(hit, tuple) and len(hit) == 2 and hit[0] == st
+                and isinstance(hit[1], str)):
             self.seen[path.name] = hit
             return hit[1]
         key = _content_key(path)
@@ -128,7 +136,7 @@ class Memo:
     def save(self) -> None:
         """Write the entry when a key was computed: the runs looked up since it was read."""
         if self.changed:
-            _put(self.entry, self.seen)
+            _put(self.entry, {"folder": self.folder}, self.seen)
             self.changed = False
 
 
@@ -155,20 +163,24 @@ def run_key(path: Path, cache: Path | None = None) -> str | None:
 
 
 def _entry(cache: Path, key: str) -> Path:
-    return Path(os.path.join(cache, key[:2], f"{key}.pickle"))
+    return Path(os.path.join(cache, key[:2], f"{key}.json"))
 
 
-def _get(entry: Path, kind: type[T]) -> T | None:
+def _get(entry: Path, names: dict[str, str]) -> Any:
+    """The value of ``entry`` when it names exactly ``names`` (what it was made from); None for a
+    missing, torn, foreign or planted entry: a miss, computed again."""
     try:
-        value = pickle.loads(entry.read_bytes())
-    except Exception:  # a torn or foreign entry is a miss: it is computed again
+        got = cachecodec.loads(entry.read_bytes(), _ALLOWED)
+    except (OSError, cachecodec.BadEntry):
         return None
-    return value if isinstance(value, kind) else None
+    if not isinstance(got, dict) or got.get("names") != names or "value" not in got:
+        return None
+    return got["value"]
 
 
-def _put(entry: Path, value: object) -> None:
+def _put(entry: Path, names: dict[str, str], value: object) -> None:
     try:  # atomic: whole or absent, so two builds each write a whole entry
-        files.write_bytes(entry, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        files.write_bytes(entry, cachecodec.dumps({"names": names, "value": value}))
     except OSError:
         return
 
@@ -182,13 +194,31 @@ def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE
     key = None if cache is None else memo.key(path) if memo is not None else run_key(path, cache)
     if cache is None or key is None:
         return reduce(load_run(path), bootstrap)
-    entry = _entry(cache, hashlib.blake2b(f"{key}\0reduced {bootstrap}".encode(),
-                                          digest_size=20).hexdigest())
-    hit = _get(entry, Reduced)
+    hit, entry = _reduced_entry(cache, path, key, bootstrap)
+    if hit is None and memo is not None and entry.exists():
+        # an entry is there but not this run's: the memo's key is not to be trusted either
+        fresh = _content_key(path)
+        if fresh is not None and fresh != key:
+            key = fresh
+            hit, entry = _reduced_entry(cache, path, key, bootstrap)
     if hit is not None:
         return replace(hit, path=path)
     run = load_run(path)
     reduced = reduce(run, bootstrap)
     if (run.metrics or {}).get("complete") is True:
-        _put(entry, reduced)
+        _put(entry, _names(path, key), reduced)
     return reduced
+
+
+def _names(path: Path, key: str) -> dict[str, str]:
+    return {"run": path.name, "key": key}
+
+
+def _reduced_entry(cache: Path, path: Path, key: str,
+                   bootstrap: Bootstrap) -> tuple[Reduced | None, Path]:
+    """The reduction kept for the run ``path`` with content ``key``, if one names both, and
+    where it is kept."""
+    entry = _entry(cache, hashlib.blake2b(f"{key}\0reduced {bootstrap}".encode(),
+                                          digest_size=20).hexdigest())
+    hit = _get(entry, _names(path, key))
+    return (hit if isinstance(hit, Reduced) else None), entry

@@ -19,7 +19,7 @@ def _text(root: Path, cache: Path | None) -> str:
 
 def _entries(cache: Path) -> list[Path]:
     """The reductions kept (not the stat memos under ``stat/``)."""
-    return sorted(p for p in cache.rglob("*.pickle") if "stat" not in p.relative_to(cache).parts)
+    return sorted(p for p in cache.rglob("*.json") if "stat" not in p.relative_to(cache).parts)
 
 
 def test_cached_summary_is_byte_identical_cold_and_warm(
@@ -114,7 +114,7 @@ def test_a_torn_entry_is_a_miss_and_an_unfinished_run_is_not_kept(tmp_path: Path
     want = _load(run, None)
     _load(run, cache)
     (entry,) = _entries(cache)
-    entry.write_bytes(b"not a pickle")
+    entry.write_bytes(b"not an entry")
     assert repr(_load(run, cache)) == repr(want)
     shutil.rmtree(cache)
     metrics = run / "metrics.json"
@@ -146,7 +146,7 @@ def test_one_added_run_is_the_only_one_hashed(tmp_path: Path,
     for sp in specs[:3]:
         corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
     _text(root, cache)
-    assert len(list((cache / "stat").rglob("*.pickle"))) == 1  # one memo for the folder
+    assert len(list((cache / "stat").rglob("*.json"))) == 1  # one memo for the folder
     added = corpus.write_study_run(root, specs[3], scale=corpus.TEST_SCALE)
     calls: list[str] = []
     real = runcache._content_key
@@ -155,3 +155,84 @@ def test_one_added_run_is_the_only_one_hashed(tmp_path: Path,
     assert calls == [added.name]
     _text(root, cache)
     assert calls == [added.name]  # remembered with the others
+
+
+class _Payload:
+    """A pickle that, once loaded, leaves a file behind: what a planted entry would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+def test_a_planted_entry_runs_nothing_and_is_a_miss(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry (reductions and the stat memo) replaced by a pickle that runs a command: the
+    next build computes the same summary and the command never runs."""
+    import pickle
+
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
+    root, cache = tmp_path / "runs", tmp_path / "cache"
+    for sp in corpus.study_specs()[:2]:
+        corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
+    want = _text(root, None)
+    assert _text(root, cache) == want
+    marker = tmp_path / "pwned"
+    planted = list(cache.rglob("*.json"))
+    assert len(planted) == 3  # two reductions, one memo
+    for entry in planted:
+        entry.write_bytes(pickle.dumps(_Payload(marker)))
+    assert _text(root, cache) == want
+    assert not marker.exists()
+
+
+def test_the_codec_builds_only_the_allowed_classes() -> None:
+    from artifact.analysis import cachecodec
+
+    assert cachecodec.loads(cachecodec.dumps({("a", 1): [1.5, float("inf")], None: (Path("x"),)})
+                            ) == {("a", 1): [1.5, float("inf")], None: (Path("x"),)}
+    with pytest.raises(cachecodec.BadEntry, match="not allowed"):
+        cachecodec.loads(b'["c", "Popen", {"args": ["j", ["sh"]]}]', {})
+    with pytest.raises(cachecodec.BadEntry, match="fields"):
+        cachecodec.loads(b'["c", "Part", {"value": 1}]', {"Part": runcache.Part})
+
+
+def test_another_runs_entry_is_never_served(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """One run's reduction copied over another's, then the stat memo pointing one run at the
+    other's key: the summary stays the fresh one, byte for byte."""
+    from artifact.analysis import cachecodec
+
+    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
+    root, cache = tmp_path / "runs", tmp_path / "cache"
+    for sp in corpus.study_specs()[:2]:
+        corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
+    want = _text(root, None)
+    assert _text(root, cache) == want
+    a, b = _entries(cache)
+    a.write_bytes(b.read_bytes())
+    assert _text(root, cache) == want
+    (memo,) = (cache / "stat").rglob("*.json")
+    doc = cachecodec.loads(memo.read_bytes())
+    (na, (sa, _)), (_, (_, kb)) = sorted(doc["value"].items())
+    doc["value"][na] = (sa, kb)
+    memo.write_bytes(cachecodec.dumps(doc))
+    assert _text(root, cache) == want
+
+
+def test_no_module_unpickles() -> None:
+    """Nothing of the package loads a pickle (the Slurm jobs are submitit's own)."""
+    import re
+
+    from artifact import paths
+
+    hits = [f"{p.relative_to(paths.ROOT)}:{i}"
+            for p in sorted((paths.ROOT / "artifact").rglob("*.py"))
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if re.search(r"\b(c?pickle|dill|marshal|shelve)\.(loads?|Unpickler|open)\b"
+                         r"|\bjoblib\.load\b|\ballow_pickle\s*=\s*True", line)]
+    assert hits == []
