@@ -104,7 +104,7 @@ def task_toolchain() -> dict[str, Any]:
 
 def task_prompts() -> Iterator[dict[str, Any]]:
     """Draw the prompt sets of experiments/prompt_sets.toml from HumanEval and ShareGPT V3."""
-    from artifact.campaign import prompts  # Jinja, the dataset packages
+    from artifact.workloads import prompts  # Jinja, the dataset packages
 
     try:
         recipes = prompts.load_recipes()
@@ -141,18 +141,12 @@ def _campaign_tasks(file: Path, runs_root: Path, executor: str | None = None,
     for spec in camp.runs:
 
         def measure(spec_id: str = spec.run_id) -> None:
-            from artifact.campaign import runner
-            from artifact.campaign.interleave import run_group
+            from artifact.executors.local import LocalExecutor  # httpx, asyncio
+            from artifact.log import stderr
 
             fresh = load_campaign(file)
-            this = fresh.run(spec_id)
-            if this.interleave is None:
-                runner.run(fresh, this, runs_root=runs_root)
-                return
             # an interleaved run is measured with every run of its group not yet current
-            group = [s for s in fresh.runs if s.interleave == this.interleave
-                     and (s is this or not runner.run_is_current(s, runs_root))]
-            run_group(fresh, group, runs_root=runs_root)
+            LocalExecutor(fresh, runs_root).submit(fresh.run(spec_id), stderr("campaign"))
 
         group = f" (interleave group {spec.interleave})" if spec.interleave else ""
         yield {
@@ -202,14 +196,13 @@ def _task_params(defs: list[dict[str, Any]]) -> Callable[[_F], _F]:
 def _slurm_tasks(camp: Campaign, runs_root: Path, executor: str | None,
                  wait: bool) -> Iterator[dict[str, Any]]:
     """One job per run (`campaign:<run>` submits it), then `campaign:_jobs` watches them all."""
-    from artifact.campaign import runner, slurm  # submitit, httpx
+    from artifact.campaign import runner
+    from artifact.executors import slurm  # submitit, httpx
     from artifact.spec import load_campaign
 
     file = camp.file
     try:
-        from artifact.campaign.interleave import local_only
-
-        local_only(camp.runs, paths.shown(file))
+        slurm.local_only(camp.runs, paths.shown(file))
     except ArtifactError as err:
         yield _invalid(err, file)
         return
@@ -272,7 +265,7 @@ def task_campaign(file: str = "", runs_dir: str = "", executor: str = "",
 
 def task_sessions() -> Iterator[dict[str, Any]]:
     """Draw the session sets of experiments/session_sets.toml from ShareGPT V3 (the id locks)."""
-    from artifact.campaign import sessions
+    from artifact.workloads import sessions
 
     if not sessions.SESSION_RECIPES.exists():
         return

@@ -34,9 +34,9 @@ Every claim has a ``scope``, which says how a reproduction elsewhere is judged
 knows no rendering: the reproduction report and the ``verify`` gate are
 :mod:`artifact.render.report`, which renders what :func:`check` returns.
 
-Run ``python -m artifact.claims --print-current`` to print the current values as TOML lines, to
-paste into the ledger after a human has read them (the command line is
-:func:`artifact.render.report.main`; this module's name is kept for it).
+Run ``python -m artifact.verify --print-current`` to print the current values as TOML lines, to
+paste into the ledger after a human has read them (:mod:`artifact.verify`, the command line,
+sits above this module and the renderer; nothing here imports ``render/``).
 
 Exceptions::
 
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,10 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
     """Validate a parsed ledger; errors name the file, the claim and the field."""
     known = {"id", "quantity", "expected", "tolerance", "reason", "runs", "used_in", "format",
              "scope", "statement", "holds"}
+    extra = sorted(set(data) - {"claim"})
+    if extra:
+        raise ClaimsError(f"{source}: field '{extra[0]}': unknown (the ledger holds [[claim]] "
+                          "tables only)")
     raw = data.get("claim", [])
     if not isinstance(raw, list):
         raise ClaimsError(f"{source}: field 'claim': expected an array of tables ([[claim]])")
@@ -164,6 +169,8 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
     seen: set[str] = set()
     for i, c in enumerate(raw):
         where = f"{source}: claim[{i}]"
+        if not isinstance(c, dict):
+            raise ClaimsError(f"{where}: expected a table ([[claim]]), got {c!r}")
         cid = _field(where, "id", c.get("id"), str)
         where = f"{source}: claim '{cid}'"
         if cid in seen:
@@ -181,14 +188,12 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
                               f"got {scope!r}")
         reason = c.get("reason", "")
         _field(where, "reason", reason, str)
-        runs = _field(where, "runs", c.get("runs", []), list)
-        used = _field(where, "used_in", c.get("used_in", []), list)
-        fmt = _field(where, "format", c.get("format", ".2f"), str)
+        runs = _strings(where, "runs", c.get("runs", []))
+        used = _strings(where, "used_in", c.get("used_in", []))
+        fmt = _format(where, c.get("format", ".2f"))
         statement = _field(where, "statement", c.get("statement", ""), str)
         common = {"id": cid, "quantity": quantity, "reason": reason, "scope": scope,
-                  "runs": tuple(str(r) for r in runs),
-                  "used_in": tuple(str(u) for u in used), "format": fmt,
-                  "statement": statement}
+                  "runs": runs, "used_in": used, "format": fmt, "statement": statement}
         if scope == "qualitative":
             claims.append(Claim(expected=None, holds=_holds(where, c), **common))
             continue
@@ -224,6 +229,36 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
             rel=tol.get("rel"), abs=tol.get("abs"), upper_only=side == "upper", **common,
         ))
     return claims
+
+
+def _strings(where: str, name: str, value: Any) -> tuple[str, ...]:
+    """A list of strings (``runs``, ``used_in``), or one line naming the item that is not."""
+    _field(where, name, value, list)
+    for i, v in enumerate(value):
+        _field(where, f"{name}[{i}]", v, str)
+    return tuple(value)
+
+
+def _format(where: str, value: Any) -> str:
+    """A ``format`` as :func:`format_value` uses it: a Python format spec for a float (for an
+    integer when it ends in ``d``), tried here so that a bad one is one line at load time, not
+    a ``ValueError`` when the text is rendered.
+
+    >>> _format("claims.toml: claim 'x'", ".1q")
+    Traceback (most recent call last):
+    ...
+    artifact.errors.ClaimsError: claims.toml: claim 'x': field 'format': expected a Python \
+format spec for a float, e.g. ".2f" (or for an integer, e.g. ",d"), got '.1q' (Unknown format \
+code 'q' for object of type 'float')
+    """
+    fmt: str = _field(where, "format", value, str)
+    try:
+        format(round(1.5) if fmt.endswith("d") else 1.5, fmt)
+    except (ValueError, TypeError, OverflowError) as err:
+        raise ClaimsError(f"{where}: field 'format': expected a Python format spec for a float, "
+                          f'e.g. ".2f" (or for an integer, e.g. ",d"), got {fmt!r} ({err})'
+                          ) from err
+    return fmt
 
 
 def _holds(where: str, c: Mapping[str, Any]) -> tuple[tuple[str, float | str], ...]:
@@ -438,10 +473,9 @@ def check(
     return out
 
 
-if __name__ == "__main__":  # `python -m artifact.claims`: the command line at the edge
-    import importlib  # not a static import: render sits above the ledger
-
-    raise SystemExit(importlib.import_module("artifact.render.report").main())
+if __name__ == "__main__":  # the command line lives above the ledger and the renderer
+    sys.exit("python -m artifact.claims: the ledger's command line is `python -m artifact.verify` "
+             "(same options: --strict, --print-current)")
 
 
 def contended(outcomes: Sequence[Outcome], summary: Mapping[str, Any]) -> list[str]:

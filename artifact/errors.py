@@ -10,15 +10,16 @@ The tree::
 
     ArtifactError
      ├── SpecError              a campaign file (TOML) is wrong            artifact.spec
-     ├── PromptSetError         a prompt-set recipe or file is wrong       artifact.campaign.prompts
- ├── SessionError           a session recipe or id lock is wrong       artifact.campaign.sessions
- │    └── SynthError        a synthetic target cannot be met           artifact.campaign.synthetic
+     ├── PromptSetError         a prompt-set recipe or file is wrong       ...workloads.prompts
+     ├── SessionError           a session recipe or id lock is wrong       ...workloads.sessions
+     │    └── SynthError        a synthetic target cannot be met           ...workloads.synthetic
      ├── ToolchainError         a download, hash check or build failed     artifact.toolchain
      ├── GGUFError              a model file is not GGUF as understood     artifact.gguf
      ├── ServerError            llama-server did not start or died         artifact.campaign.server
      ├── MachineBusy            others use the CPU: not quiet to measure   ...campaign.contention
      ├── HostLockBusy           another measurement holds this host's lock artifact.hostlock
      ├── RecordError            a run-directory file cannot be read        artifact.records
+     ├── OutsideError           a path in the repository leads out of it   artifact.records
      ├── AnalysisError          raw runs cannot be analysed                artifact.analysis
      │    ├── ConfigError       one run's config.json is unusable (run skipped)
      │    └── MissingCellError  a cell the accsplit analysis needs has no runs (names it)
@@ -56,6 +57,7 @@ __all__ = [
     "MachineBusy",
     "ManuscriptError",
     "MissingCellError",
+    "OutsideError",
     "PlanError",
     "PromptSetError",
     "RecordError",
@@ -109,6 +111,12 @@ class MachineBusy(ArtifactError):
 
 class RecordError(ArtifactError):
     """A run-directory file (``config.json``, ``metrics.json``, ...) cannot be read."""
+
+
+class OutsideError(ArtifactError):
+    """A path inside the repository leads out of it through a symbolic link: a run folder (or
+    a file of one) whose data lie elsewhere. Not a :class:`RecordError`: a reader that skips an
+    unreadable file must not skip this one quietly (one line naming it and where it points)."""
 
 
 class AnalysisError(ArtifactError):

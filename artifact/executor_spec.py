@@ -27,7 +27,7 @@ Every mistake is an :class:`ExecutorSpecError` (a :class:`~artifact.errors.SpecE
 message is one line naming the file and the field, like the rest of the campaign file.
 
 Only ``setup`` lines are shell. Every other value ends up in the job script as an ``#SBATCH``
-option or a shell word (:mod:`artifact.campaign.slurm_script` writes it, quoting), so each is
+option or a shell word (:mod:`artifact.executors.slurm_script` writes it, quoting), so each is
 checked here, where the settings are read, and again when the script is written
 (:func:`slurm_problems`): no control or invisible format characters anywhere (a newline would
 end an ``#SBATCH`` line and start a shell one); Slurm's own syntax for partition, account,

@@ -10,6 +10,8 @@
   the file and what is wrong with it.
 - :func:`is_safe_name` / :func:`inside`: names that become path components (run ids, prompt-set
   names) and paths built from input stay inside their root.
+- :func:`folder`: a folder given on a command line (``--into``, ``--runs-dir``) is one, or is
+  one line saying it is a file.
 
 Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 """
@@ -233,6 +235,35 @@ def is_safe_name(name: object) -> bool:
     [True, True, False, False, False, False, False, False]
     """
     return isinstance(name, str) and SAFE_NAME.fullmatch(name) is not None
+
+
+def folder(path: Path, *, what: str, error: type[ArtifactError]) -> Path:
+    """``path``, a folder to use or to make: ``error``, one line, when it (or the nearest of
+    its parents that exists) is a file or anything else that is not a folder.
+
+    >>> import tempfile
+    >>> here = Path(tempfile.mkdtemp())
+    >>> _ = (here / "README.md").write_text("x")
+    >>> folder(here / "new" / "runs", what="--into", error=ArtifactError) == here / "new" / "runs"
+    True
+    >>> folder(here / "README.md", what="--into", error=ArtifactError)
+    Traceback (most recent call last):
+    ...
+    artifact.errors.ArtifactError: --into .../README.md: is a file, expected a folder
+    >>> folder(here / "README.md" / "runs", what="--into", error=ArtifactError)
+    Traceback (most recent call last):
+    ...
+    artifact.errors.ArtifactError: --into .../README.md/runs: .../README.md is a file, ...
+    """
+    for p in (path, *path.parents):
+        if p.is_dir():
+            return path
+        if p.exists() or p.is_symlink():
+            kind = ("a file" if p.is_file() else "a broken symbolic link" if not p.exists()
+                    else "a special file")
+            at = "" if p == path else f"{p} "
+            raise error(f"{what} {path}: {at}is {kind}, expected a folder")
+    return path
 
 
 def inside(root: Path, *parts: str, error: type[Exception], what: str = "path") -> Path:

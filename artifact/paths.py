@@ -20,6 +20,7 @@ REALISM_RUNS = EXPERIMENTS / "runs-realism"  # workload realism, take two (issue
 COST_RUNS = EXPERIMENTS / "runs-cost"  # forward time per step, one folder per model (issue 16)
 PROMPTS = EXPERIMENTS / "prompts"
 PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
+SESSION_LOCKS = EXPERIMENTS / "sessions"  # the id lock of each session set: <set>.txt
 ANALYSIS = EXPERIMENTS / "analysis"
 SUMMARY = ANALYSIS / "summary.json"
 WORKLOAD = ANALYSIS / "workload.json"
@@ -29,6 +30,9 @@ COSTMODEL = ANALYSIS / "costmodel.json"
 CLAIMS = EXPERIMENTS / "claims.toml"
 STUDY = CAMPAIGNS / "cpu-study.toml"
 REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the committed runs
+# The committed runs, written by campaigns only (a reproduction never writes into them; nor into
+# a committed reproduction's own runs, REPRODUCTIONS/<name>/runs)
+COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS)
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

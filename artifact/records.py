@@ -42,7 +42,7 @@ has the same files, and:
   "n": <ids>}`` and the spec's ``workload`` table (the synthetic knobs);
 - ``sessions.jsonl``: the plan, written once before measuring and read back on resume: one line
   per (side, session) with the messages sent and, per turn, ``prompt_tokens``, ``prompt_chars``
-  and ``n_predict`` (:mod:`artifact.campaign.workload`);
+  and ``n_predict`` (:mod:`artifact.workloads.sessionplan`);
 - ``workload.json``: what planning found (sessions left out and why, characters per token per
   side, the calibrated density, the id Jaccard of the two sides);
 - ``results.jsonl`` holds one :class:`TurnResult` per completed turn (key: side, session, turn);
@@ -51,6 +51,11 @@ has the same files, and:
 
 Writing appends one JSON line and fsyncs; reading is tolerant: undecodable bytes and broken
 lines are skipped and counted (:class:`JsonlRead`), never a crash.
+
+A run's data lie in the repository: a run folder, or a file of one, that a symbolic link leads
+out of it is refused in one line naming it and where it points (:class:`OutsideError`), both
+where the analysis lists its runs (:func:`run_folders`) and where any of this module's readers
+opens a file (:func:`in_repository`). Links that stay inside the repository are followed.
 """
 
 from __future__ import annotations
@@ -64,7 +69,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from artifact import files
+from artifact import files, paths
+from artifact.errors import OutsideError as OutsideError
 from artifact.errors import RecordError as RecordError
 
 SCHEMA = 1
@@ -99,16 +105,83 @@ WORKLOAD = "workload.json"  # workload runs: what planning found
 WORKLOAD_RUN_FILES = (*RUN_FILES, SESSIONS, WORKLOAD)  # a workload run's files
 
 
-def raw_run_files(root: Path, names: tuple[str, ...] = RUN_FILES) -> list[Path]:
-    """The files of the runs under ``root`` (of ``names``), sorted: what the analysis reads and
-    ``MANIFEST.sha256`` hashes. Folders starting with ``_`` (scratch, superseded) or ``.`` are
-    not runs of the study and are left out.
-    """
+def _listed(root: Path) -> list[Path]:
+    """The folders under ``root`` that may be runs, sorted: folders starting with ``_``
+    (scratch, superseded) or ``.`` are not runs of the study and are left out."""
     if not root.is_dir():
         return []
-    return sorted(p for run in root.iterdir()
-                  if run.is_dir() and not run.name.startswith(("_", "."))
-                  for p in run.iterdir() if p.name in names and p.is_file())
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+def raw_run_files(root: Path, names: tuple[str, ...] = RUN_FILES) -> list[Path]:
+    """The files of the runs under ``root`` (of ``names``), sorted: what the analysis reads and
+    ``MANIFEST.sha256`` hashes (as doit's dependencies).
+
+    A listing made when doit loads its tasks, so it never refuses: what reads the runs does
+    (:func:`run_folders`, and each reader through :func:`in_repository`).
+    """
+    return sorted(p for run in _listed(root) for p in run.iterdir()
+                  if p.name in names and p.is_file())
+
+
+def in_repository(path: Path, *, repo: Path | None = None) -> Path:
+    """``path``, unless it lies in the repository by name and elsewhere in fact.
+
+    A symbolic link on its way (the runs folder, a run folder, one of its files) that leads out
+    of the repository (``repo``, default :data:`artifact.paths.ROOT`) would have the analysis
+    read data from outside the tree: that is :class:`OutsideError`, one line naming the path
+    and where it points. Links that stay inside the repository are allowed, and a path outside
+    it by name (a reproduction elsewhere, a test's folder) is not checked.
+
+    >>> import tempfile
+    >>> repo = Path(tempfile.mkdtemp())
+    >>> (repo / "runs").mkdir()
+    >>> (repo / "runs" / "here").symlink_to(repo / "runs")
+    >>> (repo / "runs" / "away").symlink_to(repo.parent)
+    >>> in_repository(repo / "runs" / "here", repo=repo) == repo / "runs" / "here"
+    True
+    >>> in_repository(repo / "runs" / "away", repo=repo)
+    Traceback (most recent call last):
+    ...
+    artifact.errors.OutsideError: runs/away: a symbolic link out of the repository, to ...
+    """
+    base = Path(os.path.abspath(paths.ROOT if repo is None else repo))
+    where = Path(os.path.abspath(path))
+    if not where.is_relative_to(base):
+        return path
+    real = Path(os.path.realpath(where))  # never raises: a link loop stays unresolved
+    if real.is_relative_to(os.path.realpath(base)):
+        return path
+    raise OutsideError(f"{where.relative_to(base).as_posix()}: a symbolic link out of the "
+                       f"repository, to {real}; the analysis reads run data from the "
+                       "repository only (copy the run into it)")
+
+
+def run_folders(root: Path, *, repo: Path | None = None) -> list[Path]:
+    """The run folders under ``root``, sorted: its folders but those starting with ``_``
+    (scratch, superseded) or ``.``. Every analysis lists its runs here.
+
+    Each is checked by :func:`in_repository`: the runs folder itself, a run folder that is a
+    symbolic link, and every symbolic link among a run folder's files (:class:`OutsideError`
+    for one that leads out of the repository). A runs folder outside the repository by name
+    is listed unchecked.
+    """
+    runs = _listed(root)
+    base = Path(os.path.abspath(paths.ROOT if repo is None else repo))
+    if not runs or not Path(os.path.abspath(root)).is_relative_to(base):
+        return runs
+    in_repository(root, repo=base)
+    for run in runs:
+        if run.is_symlink():
+            in_repository(run, repo=base)
+        try:
+            with os.scandir(run) as entries:
+                links = [Path(e.path) for e in entries if e.is_symlink()]
+        except OSError:  # unreadable: the run's readers say so
+            continue
+        for link in links:
+            in_repository(link, repo=base)
+    return runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,18 +360,36 @@ def write_json(path: Path, obj: Any) -> None:
 
 def iter_jsonl(path: Path) -> Iterator[dict[str, Any] | None]:
     """Stream a JSONL file: each line's object, or None for an undecodable or broken line."""
+    for _, obj in iter_jsonl_numbered(path):
+        yield obj
+
+
+def iter_jsonl_numbered(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """:func:`iter_jsonl` with each line's number (from 1; blank lines are skipped but counted),
+    for messages that name the line.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+    >>> _ = p.write_bytes(b'{"a": 1}\\n\\n{"a": \\xff\\n{"a": 2}\\n')
+    >>> list(iter_jsonl_numbered(p))
+    [(1, {'a': 1}), (3, None), (4, {'a': 2})]
+
+    A file in the repository by name and outside it in fact is refused
+    (:func:`in_repository`), as by :func:`read_json`.
+    """
+    in_repository(path)
     if not path.exists():
         return
     with path.open("rb") as f:
-        for raw in f:
+        for line, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
             try:
                 obj = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
-                yield None
+                yield line, None
                 continue
-            yield obj if isinstance(obj, dict) else None
+            yield line, obj if isinstance(obj, dict) else None
 
 
 def read_jsonl(path: Path) -> JsonlRead:
@@ -797,6 +888,8 @@ def _plan_row(row: dict[str, Any] | None) -> dict[tuple[str, int], PlanTurn] | N
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON object file (raises :class:`RecordError` naming the file when it is not one)."""
+    """Read a JSON object file (raises :class:`RecordError` naming the file when it is not one;
+    :class:`OutsideError` when it leads out of the repository, :func:`in_repository`)."""
+    in_repository(path)
     obj: dict[str, Any] = files.read_json(path, RecordError, where=path.name)
     return obj

@@ -1,11 +1,14 @@
 """Session-set recipes (``experiments/session_sets.toml``): how a set of real multi-turn sessions
-is drawn. Read by the campaign (which draws and plays the sessions) and by the analysis (which
-reports the transcript rule); standard library, :mod:`artifact.paths` and :mod:`artifact.errors`
-only, so that the analysis never imports the campaign package.
+is drawn; and the id lock each set was drawn into (``experiments/sessions/<set>.txt``). Read by
+the campaign (which draws and plays the sessions) and by the analysis (which reports the
+transcript rule and keeps only the turns of locked sessions); standard library,
+:mod:`artifact.paths` and :mod:`artifact.errors` only, so that the analysis never imports the
+campaign package.
 """
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,3 +109,40 @@ def find_recipe(name: str, file: Path | None = None) -> SessionRecipe | None:
         return load_recipes(file).get(name)
     except SessionError:
         return None
+
+
+def lock_file(name: str, locks: Path | None = None) -> Path:
+    """The id lock of session set ``name`` (default folder: ``experiments/sessions``)."""
+    return (locks or paths.SESSION_LOCKS) / f"{name}.txt"
+
+
+def read_id_lock(path: Path) -> tuple[list[tuple[int, str]], str]:
+    """(line number, id) pairs of an id lock file and the file's sha256; a file that cannot be
+    read, holds no id or repeats one is a :class:`SessionError` naming it.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+    >>> _ = p.write_text("# a comment\\nab_1\\n\\ncd_0  # kept\\n", encoding="utf-8")
+    >>> read_id_lock(p)[0]
+    [(2, 'ab_1'), (4, 'cd_0')]
+    """
+    name = paths.shown(path, outside="name")
+    try:
+        body = path.read_bytes()
+        text = body.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SessionError(f"{name}: cannot read the session id file ({err}); run "
+                           "`doit sessions`") from err
+    out: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for n, line in enumerate(text.splitlines(), 1):
+        sid = line.split("#", 1)[0].strip()
+        if not sid:
+            continue
+        if sid in seen:
+            raise SessionError(f"{name}: line {n}: duplicate session id {sid!r}")
+        seen.add(sid)
+        out.append((n, sid))
+    if not out:
+        raise SessionError(f"{name}: no session ids")
+    return out, hashlib.sha256(body).hexdigest()

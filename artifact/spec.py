@@ -32,7 +32,7 @@ MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 # "control": a repeat of a no-draft baseline, measured interleaved with it (issue 16): the two
 # should agree, so their ratio is the study's noise control.
 FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload")
-STYLES = ("english", "code")  # synthetic filler styles (artifact.campaign.synthetic)
+STYLES = ("english", "code")  # synthetic filler styles (artifact.workloads.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 
 
@@ -51,7 +51,7 @@ class ModelSpec:
 @dataclass(frozen=True, kw_only=True)
 class WorkloadSpec:
     """The synthetic side of a workload run (family ``workload``): the knobs of
-    :mod:`artifact.campaign.synthetic`. The REAL side is the same in every condition."""
+    :mod:`artifact.workloads.synthetic`. The REAL side is the same in every condition."""
 
     condition: str  # label of the condition, e.g. "code+prefix"
     style: str  # "english" | "code"

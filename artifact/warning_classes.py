@@ -47,6 +47,13 @@ _LIST = (
                  "token counts disagree with it, were excluded"),
     WarningClass("one-sided", r"measured on one side only", True,
                  "workload sessions without both sides were left out of the paired comparison"),
+    WarningClass("off-lock", r"session lock", True,
+                 "workload turns of a session that its set's id lock "
+                 "(experiments/sessions/<set>.txt) does not hold were excluded, or a run was "
+                 "measured under another id lock"),
+    WarningClass("unknown-contention", r"with no contention fields", True,
+                 "realism turns that recorded no contention window were analysed as if "
+                 "quiet (whether the machine was quiet is unknown)"),
     WarningClass("environment-differs", r"differs between runs", False,
                  "the final runs were not all measured on the same build, model or machine"),
     WarningClass("implausible-rates", r"implausible decode rate", False,

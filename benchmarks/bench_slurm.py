@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from artifact import records  # noqa: E402
-from artifact.campaign import ledger  # noqa: E402
+from artifact.executors import ledger  # noqa: E402
 
 
 def report(runs: Path) -> int:

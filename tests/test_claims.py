@@ -81,6 +81,46 @@ def test_errors_are_one_line_naming_file_and_field(tmp_path: Path, body: str, fi
     assert "\n" not in msg and "claims.toml" in msg and f"field '{field}" in msg
 
 
+X = '[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 1\n' + S
+
+
+@pytest.mark.parametrize(("body", "field", "said"), [
+    (X + 'format = ".1q"\n', "format",
+     "expected a Python format spec for a float, e.g. \".2f\""),
+    (X + 'format = ".2d"\n', "format", "expected a Python format spec"),
+    (X + 'format = "{:.2f}"\n', "format", "expected a Python format spec"),
+    (X + 'format = 2\n', "format", "expected str, got 2"),
+    (Q + 'holds = {lt = 1}\nformat = "x"\n', "format", "expected a Python format spec"),
+    (X + 'runs = [1]\n', "runs[0]", "expected str, got 1"),
+    (X + 'runs = "final-*"\n', "runs", "expected list, got 'final-*'"),
+    (X + 'used_in = [["Results"]]\n', "used_in[0]", "expected str, got ['Results']"),
+    ('claims = []\n' + X, "claims", "unknown (the ledger holds [[claim]] tables only)"),
+    ('title = "x"\n' + X, "title", "unknown"),
+])
+def test_a_bad_field_is_one_line_when_the_ledger_is_read(tmp_path: Path, body: str, field: str,
+                                                          said: str) -> None:
+    """Not a ValueError when a text is rendered (`doit verify` with ``format = ".1q"``)."""
+    with pytest.raises(claims.ClaimsError) as err:
+        claims.load(_ledger(tmp_path, body))
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(str(tmp_path / "claims.toml"))
+    assert f"field '{field}': {said}" in msg, msg
+    if field not in ("claims", "title"):
+        assert "claim 'x'" in msg or "claim 'q'" in msg, msg
+
+
+def test_a_claim_that_is_not_a_table_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(claims.ClaimsError, match=r"claims\.toml: claim\[0\]: expected a table "
+                                                 r"\(\[\[claim\]\]\), got 1$"):
+        claims.load(_ledger(tmp_path, "claim = [1]\n"))
+
+
+def test_every_format_of_the_ledger_prints_its_expected_value() -> None:
+    for c in claims.load(paths.CLAIMS):
+        if c.expected is not None:
+            assert claims.format_value(c, c.expected)
+
+
 def _claim(**kw: object) -> claims.Claim:
     base: dict[str, object] = {"id": "x", "quantity": "vars:a", "expected": 1.0}
     base.update(kw)

@@ -11,8 +11,9 @@ from pathlib import Path
 from artifact import paths
 
 COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs",
-        "experiments/runs-cost", "experiments/runs-realism")
-FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml")
+        "experiments/runs-cost", "experiments/runs-realism", "experiments/sessions")
+FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml",
+         "experiments/session_sets.toml")
 
 
 def _doit(root: Path, *args: str) -> str:

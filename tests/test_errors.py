@@ -18,11 +18,12 @@ CLASSES = [getattr(errors, n) for n in errors.__all__ if inspect.isclass(getattr
 # Where each family is also importable from (the module named in the docstring's tree).
 HOMES = {
     "SpecError": "artifact.spec",
-    "PromptSetError": "artifact.campaign.prompts",
+    "PromptSetError": "artifact.workloads.prompts",
     "ToolchainError": "artifact.toolchain",
     "GGUFError": "artifact.gguf",
     "ServerError": "artifact.campaign.server",
     "RecordError": "artifact.records",
+    "OutsideError": "artifact.records",
     "AnalysisError": "artifact.analysis.runs",
     "ConfigError": "artifact.analysis.runs",
     "MissingCellError": "artifact.analysis.accsplit",

@@ -14,7 +14,8 @@ code it names). It is JSON in which every value that JSON has no word for is a t
 
 Floats round-trip exactly (``repr``), NaN and infinities included; ints stay ints, bools
 bools. Anything else in an entry, an unknown tag, a class not allowed, a missing or extra field,
-is :class:`BadEntry`: the caller treats it as a miss and computes the value again.
+is a :class:`ValueError`: the caller treats it as a miss and computes the value again (it
+never leaves the cache, so it is no family of :mod:`artifact.errors`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,6 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-
-class BadEntry(ValueError):
-    """An entry that is not what :func:`dumps` writes for the allowed types."""
 
 
 def _plain(v: Any) -> bool:
@@ -71,10 +68,10 @@ def dumps(value: Any) -> bytes:
 def _dec(v: Any, allowed: Mapping[str, type[Any]]) -> Any:
     if not isinstance(v, list):
         if isinstance(v, dict):
-            raise BadEntry("an untagged object")
+            raise ValueError("an untagged object")
         return v
     if not v or not isinstance(v[0], str):
-        raise BadEntry("an untagged list")
+        raise ValueError("an untagged list")
     tag, rest = v[0], v[1:]
     if tag == "j" and len(rest) == 1:
         return rest[0]
@@ -89,22 +86,22 @@ def _dec(v: Any, allowed: Mapping[str, type[Any]]) -> Any:
     if tag == "c" and len(rest) == 2 and isinstance(rest[1], dict):
         cls = allowed.get(rest[0]) if isinstance(rest[0], str) else None
         if cls is None:
-            raise BadEntry(f"class {rest[0]!r} is not allowed")
+            raise ValueError(f"class {rest[0]!r} is not allowed")
         names = {f.name for f in dataclasses.fields(cls) if f.init}
         if set(rest[1]) != names:
-            raise BadEntry(f"fields of {rest[0]} differ")
+            raise ValueError(f"fields of {rest[0]} differ")
         return cls(**{k: _dec(x, allowed) for k, x in rest[1].items()})
-    raise BadEntry(f"unknown tag {tag!r}")
+    raise ValueError(f"unknown tag {tag!r}")
 
 
 def loads(data: bytes, allowed: Mapping[str, type[Any]] | None = None) -> Any:
     """The value :func:`dumps` wrote; dataclasses only of ``allowed`` (name -> class).
-    Raises :class:`BadEntry` for anything else (torn bytes included)."""
+    Raises :class:`ValueError` for anything else (torn bytes included)."""
     try:
         raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise BadEntry(f"not JSON: {err}") from None
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError included
+        raise ValueError(f"not JSON: {err}") from None
     try:
         return _dec(raw, allowed or {})
     except (TypeError, RecursionError) as err:  # a constructor refusing its fields, unhashable keys
-        raise BadEntry(str(err)) from None
+        raise ValueError(str(err)) from None

@@ -5,6 +5,15 @@ Inputs: the step costs of each model (``experiments/runs-cost/<model>/steps.json
 a cached prefix), and the counters of each drafted run of the CPU study (``metrics.json``'s
 ``/metrics`` deltas).
 
+**Inputs checked** (:func:`read_costs`, by the rules of :mod:`artifact.analysis.validate`): one
+folder per model (a second folder naming the same model is left out, both named); a row whose
+step time is not finite, not above 0 or absurd, or whose width is not a count, is refused,
+named by file, line and field; repeated (n, rep) rows keep the first copy; a model measured at
+fewer than two distinct widths has no line to fit, and no fit (null, with a warning). Every such
+finding is one line of ``costmodel.json``'s ``warnings``, classed by
+:mod:`artifact.warning_classes` (a left-out folder, a refused or repeated row fail
+``doit verify --strict``).
+
 **Step cost.** Per model, the median ``prompt_ms`` at each n (clean requests only: ``prompt_n``
 equal to n and the prefix found in the cache) and the least-squares line through those medians,
 ``c(n) = a + b·n``: ``a`` is what a forward pass costs whatever its width (weights read, fixed
@@ -44,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths, records
+from artifact.analysis import validate
 from artifact.analysis.runs import Run, load_run
 from artifact.errors import AnalysisError
 from artifact.stats import ols
@@ -51,6 +61,7 @@ from artifact.stats import ols
 SCHEMA_VERSION = 1
 STEPS = "steps.jsonl"  # mirrors artifact.campaign.stepcost.STEPS (analysis never imports campaign)
 STUDY_FAMILIES = ("final", "curves", "ksweep")  # the CPU study's drafted runs
+MIN_WIDTHS = 2  # distinct n a line needs
 DRAFTS = "spec_decode_num_drafts_total"
 DRAFT_TOKENS = "spec_decode_num_draft_tokens_total"
 ACCEPTED = "spec_decode_num_accepted_tokens_total"
@@ -80,8 +91,8 @@ class ModelCost:
 
     model: str
     per_n: list[dict[str, float | int]]  # {"n", "median_ms", "count"}, by n
-    fit: StepFit
-    n_rows: int  # lines of steps.jsonl
+    fit: StepFit | None  # None: fewer than MIN_WIDTHS distinct n, no line to fit
+    n_rows: int  # rows of steps.jsonl taken (refused ones are warnings)
     n_flagged: int  # left out: prompt_n != n, prefix not cached, or no timing
     n_contended: int  # kept (medians); a ~20 ms window's foreign CPU is tick-quantized
     foreign_cores_mean: float | None  # over the rows that carry it; None when none does
@@ -116,12 +127,18 @@ def fit_steps(per_n: Sequence[Mapping[str, float | int]]) -> StepFit:
 
 
 def model_cost(model: str, rows: Sequence[Mapping[str, Any]]) -> ModelCost:
-    """Medians, fit and counts of one model's ``steps.jsonl`` rows."""
+    """Medians, fit and counts of one model's ``steps.jsonl`` rows; no fit (None) below
+    :data:`MIN_WIDTHS` distinct widths.
+
+    >>> model_cost("m", [{"n": 1, "prompt_ms": 3.0, "problem": None}]).fit is None
+    True
+    """
     medians = per_n_medians(rows)
     foreign = [float(c["foreign_cores"]) for r in rows
                if isinstance(c := r.get("contention"), Mapping) and _is_num(c.get("foreign_cores"))]
     return ModelCost(
-        model=model, per_n=medians, fit=fit_steps(medians), n_rows=len(rows),
+        model=model, per_n=medians, fit=fit_steps(medians) if len(medians) >= MIN_WIDTHS else None,
+        n_rows=len(rows),
         n_flagged=sum(r.get("problem") is not None for r in rows),
         n_contended=sum(r.get("contended") is True for r in rows),
         foreign_cores_mean=statistics.fmean(foreign) if foreign else None)
@@ -191,6 +208,10 @@ def run_entry(run: Run, costs: Mapping[str, ModelCost],
         entry["reason"] = f"no step costs measured for the target {desc.target_model}"
     elif desc.draft_model and draft is None:
         entry["reason"] = f"no step costs measured for the draft {desc.draft_model}"
+    elif target.fit is None:
+        entry["reason"] = f"the step costs of the target {desc.target_model} cannot be fitted"
+    elif draft is not None and draft.fit is None:
+        entry["reason"] = f"the step costs of the draft {desc.draft_model} cannot be fitted"
     else:
         entry["predicted_speedup"] = predict(n=c.n, d=c.d, g=c.g, a=c.a, target=target.fit,
                                              draft=draft.fit if draft else None)
@@ -201,15 +222,42 @@ def run_entry(run: Run, costs: Mapping[str, ModelCost],
 
 
 def model_entry(mc: ModelCost) -> dict[str, Any]:
-    return {"a_ms": mc.fit.a_ms, "b_ms": mc.fit.b_ms, "r2": mc.fit.r2,
-            "n_points": mc.fit.n_points, "c1_ms": mc.fit.cost_ms(1), "per_n": mc.per_n,
+    """One model of ``costmodel.json``: its fit (null fields when it has none) and counts."""
+    f = mc.fit
+    return {"a_ms": f.a_ms if f else None, "b_ms": f.b_ms if f else None,
+            "r2": f.r2 if f else None, "n_points": f.n_points if f else len(mc.per_n),
+            "c1_ms": f.cost_ms(1) if f else None, "per_n": mc.per_n,
             "n_rows": mc.n_rows, "n_flagged": mc.n_flagged, "n_contended": mc.n_contended,
             "foreign_cores_mean": mc.foreign_cores_mean}
 
 
+def unfitted(costs: Mapping[str, ModelCost]) -> list[str]:
+    """One warning per model with too few distinct widths for a line (its fit is null).
+
+    >>> (w,) = unfitted({"m": model_cost("m", [{"n": 1, "prompt_ms": 3.0, "problem": None}])})
+    >>> print(w.replace(": ", ":\\n"))
+    costmodel:
+    model m:
+    step cost not computable, written as null:
+    1 distinct width (n = 1) among its clean rows, a line needs 2
+    """
+    out = []
+    for k in sorted(costs):
+        mc = costs[k]
+        if mc.fit is None:
+            ns = ", ".join(str(p["n"]) for p in mc.per_n)
+            out.append(f"costmodel: model {k}: step cost not computable, written as null: "
+                       f"{len(mc.per_n)} distinct width{'' if len(mc.per_n) == 1 else 's'}"
+                       f"{f' (n = {ns})' if ns else ''} among its clean rows, a line needs "
+                       f"{MIN_WIDTHS}")
+    return out
+
+
 def build(costs: Mapping[str, ModelCost], runs: Sequence[Run],
-          speedups: Mapping[str, Any]) -> dict[str, Any]:
-    """``costmodel.json``'s content (floats rounded to 6 significant digits, NaN to null)."""
+          speedups: Mapping[str, Any], warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """``costmodel.json``'s content (floats rounded to 6 significant digits, NaN to null);
+    ``warnings``: what reading the inputs found (:func:`read_costs`), with the models that
+    cannot be fitted (:func:`unfitted`), sorted, once each."""
     drafted = [r for r in runs if r.desc.family in STUDY_FAMILIES and r.desc.drafter != "none"]
     data = {
         "schema": SCHEMA_VERSION,
@@ -217,6 +265,7 @@ def build(costs: Mapping[str, ModelCost], runs: Sequence[Run],
         "models": {k: model_entry(costs[k]) for k in sorted(costs)},
         "runs": {r.desc.run_id: run_entry(r, costs, (speedups.get(r.desc.run_id) or {})
                                           .get("overall")) for r in drafted},
+        "warnings": sorted({*warnings, *unfitted(costs)}),
     }
     plain: dict[str, Any] = files.to_plain(data)
     return plain
@@ -227,28 +276,41 @@ def build(costs: Mapping[str, ModelCost], runs: Sequence[Run],
 
 def steps_files(root: Path = paths.COST_RUNS) -> list[Path]:
     """Every ``<root>/<model>/steps.jsonl``, sorted."""
-    return sorted(p for p in root.glob(f"*/{STEPS}") if not p.parent.name.startswith((".", "_")))
+    return [p / STEPS for p in records.run_folders(root) if (p / STEPS).is_file()]
 
 
-def read_costs(root: Path = paths.COST_RUNS) -> dict[str, ModelCost]:
-    """Each model's :class:`ModelCost`, keyed by the model key its ``config.json`` names."""
-    out: dict[str, ModelCost] = {}
+def read_costs(root: Path = paths.COST_RUNS) -> tuple[dict[str, ModelCost], list[str]]:
+    """Each model's :class:`ModelCost`, keyed by the model key its ``config.json`` names, and
+    one warning line per finding: a second folder of the same model (left out; the folder named
+    after the key is kept, else the first by name), unreadable lines, refused and repeated rows
+    (:func:`artifact.analysis.validate.screen_steps`). A folder whose ``config.json`` names no
+    model is an :class:`AnalysisError`."""
+    found: list[tuple[str, Path]] = []
     for steps in steps_files(root):
         try:
             model = records.read_json(steps.parent / records.CONFIG).get("model")
         except records.RecordError as err:
             raise AnalysisError(f"{steps.parent.name}: {err}") from err
-        if not isinstance(model, str):
-            raise AnalysisError(f"{steps.parent.name}/{records.CONFIG}: no model key")
-        out[model] = model_cost(model, records.read_jsonl(steps).rows)
-    return out
+        if not isinstance(model, str) or not model:
+            raise AnalysisError(f"{steps.parent.name}/{records.CONFIG}: model: expected the "
+                                f"model key (a string), got {model!r}")
+        found.append((model, steps))
+    warnings: list[str] = []
+    kept = validate.unique_runs(found, run_id=lambda m: m[0], folder=lambda m: m[1].parent,
+                                warnings=warnings, what="model")
+    out: dict[str, ModelCost] = {}
+    for model, steps in kept:
+        rows = validate.screen_steps(list(records.iter_jsonl_numbered(steps)),
+                                     f"{steps.parent.name}/{STEPS}", warnings)
+        out[model] = model_cost(model, rows)
+    return out, warnings
 
 
 def study_runs(root: Path = paths.RUNS) -> list[Run]:
     """The CPU study's drafted runs under ``root`` (families final, curves, ksweep)."""
     out = []
-    for config in sorted(root.glob(f"*/{records.CONFIG}")):
-        if config.parent.name.startswith((".", "_")):
+    for config in (p / records.CONFIG for p in records.run_folders(root)):
+        if not config.is_file():
             continue
         spec = records.read_json(config).get("spec", {})
         if spec.get("family") in STUDY_FAMILIES and spec.get("drafter") != "none":
@@ -266,6 +328,7 @@ def read_speedups(summary: Path = paths.SUMMARY) -> dict[str, Any]:
 
 def write(steps_root: Path, runs_root: Path, summary: Path, out: Path) -> dict[str, Any]:
     """Build ``costmodel.json`` from the files and write it atomically (canonical bytes)."""
-    data = build(read_costs(steps_root), study_runs(runs_root), read_speedups(summary))
+    costs, warnings = read_costs(steps_root)
+    data = build(costs, study_runs(runs_root), read_speedups(summary), warnings)
     files.write_json(out, data)
     return data

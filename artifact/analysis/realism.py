@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from artifact import files, paths, records
+from artifact import files, paths, records, sessionsets
 from artifact.analysis import validate
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
 from artifact.contract import realism as contract
-from artifact.errors import RecordError
+from artifact.errors import RecordError, SessionError
 from artifact.sessionsets import find_recipe
 from artifact.stats import cluster_weights, percentile_interval, weighted_median
 
@@ -115,9 +115,15 @@ class RealismRun:
     problems: list[str] = field(default_factory=list)
 
 
-def load_run(run: Path) -> RealismRun:
-    """A realism run directory; a config that is not one, or a plan missing or damaged, is an
-    :class:`AnalysisError` (the run is then left out)."""
+def load_run(run: Path, *, locks: Path | None = None) -> RealismRun:
+    """A realism run directory; a config that is not one, a plan missing or damaged, or a
+    session set whose id lock (``<locks>/<set>.txt``, default ``experiments/sessions``) cannot
+    be read, is an :class:`AnalysisError` (the run is then left out).
+
+    Its turns are screened (:mod:`artifact.analysis.validate`): a turn of a session that the id
+    lock does not hold is excluded even when the run's own plan holds it, and turns that
+    recorded no contention window are counted (analysed as if quiet); each a warning.
+    """
     where = f"{run.name}/{records.CONFIG}"
     try:
         config = records.read_json(run / records.CONFIG)
@@ -132,8 +138,18 @@ def load_run(run: Path) -> RealismRun:
         machine = f"{env.get('cpu_model')} ({env.get('cpu_cores')} cores)" \
             if isinstance(env, dict) else ""
         binary = str(env.get("binary_sha256", "")) if isinstance(env, dict) else ""
+        session_set = str(spec["prompt_set"])
+        recorded = config.get("prompt_set")
+        recorded_sha = recorded.get("sha256") if isinstance(recorded, dict) else None
     except (RecordError, KeyError, TypeError, ValueError) as err:
         raise AnalysisError(f"{where}: not a realism run's config ({err})") from err
+    lock = sessionsets.lock_file(session_set, locks)
+    try:
+        entries, lock_sha = sessionsets.read_id_lock(lock)
+    except SessionError as err:
+        raise AnalysisError(f"run {run.name}: session lock of set {session_set!r}: {err}; its "
+                            "turns cannot be checked against it") from err
+    locked = {sid for _, sid in entries}
     planned = records.read_plan(run)
     if planned is None or planned.n_bad_lines:
         raise AnalysisError(f"run {run.name}: {records.SESSIONS}: missing or damaged; its turns "
@@ -147,15 +163,21 @@ def load_run(run: Path) -> RealismRun:
     except RecordError:
         metrics = {}
     problems: list[str] = []
+    if isinstance(recorded_sha, str) and recorded_sha != lock_sha:
+        problems.append(f"run {run.name}: {records.CONFIG}: measured under another session lock "
+                        f"(prompt_set.sha256 {recorded_sha[:12]}, {lock.name} now has "
+                        f"{lock_sha[:12]})")
     turns, n_bad = records.read_turns(run, keep_events=False)
     if n_bad:
         problems.append(f"run {run.name}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
     errors = records.read_jsonl(run / records.ERRORS)
     excluded = validate.screen(turns, key=lambda t: t.key,
                                label=lambda t: f"{t.key[0]}#{t.turn}",
-                               problem=lambda t: validate.turn_problem(t, planned),
+                               problem=lambda t: validate.turn_problem(t, planned,
+                                                                       locked=locked),
                                where=run.name, warnings=problems)
     kept = [t for t, x in zip(turns, excluded, strict=True) if not x]
+    validate.unknown_contention(kept, run.name, problems)
     # A turn measured while other work used the cores is left out (a turn cannot be measured
     # again: its session's cache and the drafter's state have moved on); its session stays.
     foreign = [float(t.contention["foreign_cores"]) for t in kept
@@ -316,11 +338,12 @@ def _order_effect(d: Draws, server: str, a: Turns, b: Turns) -> contract.OrderEf
     """REAL replay second against first, per session (``order`` says which ran first)."""
     first_a = {s: o for s, o in zip(a.session.tolist(), a.order.tolist(), strict=True)}
     b_first = np.array([first_a.get(s, -1) > o for s, o in zip(b.session.tolist(),
-                                                                b.order.tolist(), strict=True)])
+                                                                b.order.tolist(), strict=True)],
+                       dtype=bool)  # bool even when empty: a mask
     a_first_sessions = {s for s, bf in zip(b.session.tolist(), b_first.tolist(), strict=True)
                         if not bf}
-    in_a_first = np.array([s in a_first_sessions for s in a.session.tolist()])
-    in_b_first = np.array([s in a_first_sessions for s in b.session.tolist()])
+    in_a_first = np.array([s in a_first_sessions for s in a.session.tolist()], dtype=bool)
+    in_b_first = np.array([s in a_first_sessions for s in b.session.tolist()], dtype=bool)
     # the second replay: REAL-B where REAL-A ran first, REAL-A where REAL-B did
     second = _concat(b.take(in_b_first), a.take(~in_a_first))
     first = _concat(a.take(in_a_first), b.take(~in_b_first))
@@ -514,28 +537,29 @@ def _date(unix_s: float) -> str:
     return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d")
 
 
-def load_runs(root: Path) -> tuple[list[RealismRun], list[str]]:
+def load_runs(root: Path, *, locks: Path | None = None) -> tuple[list[RealismRun], list[str]]:
     """Every realism run under ``root`` (``_``-prefixed folders skipped), in the order they were
-    measured, and one warning line per run left out."""
+    measured, and one warning line per run left out (``locks``: the session sets' id locks,
+    default ``experiments/sessions``)."""
     runs: list[RealismRun] = []
     warnings: list[str] = []
-    subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))) \
-        if root.is_dir() else []
+    subs = records.run_folders(root)  # links out of the repository refused
     for sub in subs:
         if not (sub / records.CONFIG).exists():
             warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
             continue
         try:
-            runs.append(load_run(sub))
+            runs.append(load_run(sub, locks=locks))
         except AnalysisError as err:
             warnings.append(f"{err}; run skipped")
     runs.sort(key=lambda r: (r.start_time, r.run_id))
     return runs, warnings
 
 
-def build_realism(root: Path, *, bootstrap: Bootstrap = BOOTSTRAP) -> contract.Realism:
+def build_realism(root: Path, *, bootstrap: Bootstrap = BOOTSTRAP,
+                  locks: Path | None = None) -> contract.Realism:
     """The ``realism.json`` object of the runs under ``root``, checked against the contract."""
-    runs, warnings = load_runs(root)
+    runs, warnings = load_runs(root, locks=locks)
     result = analyse(runs, bootstrap=bootstrap)
     plain = {k: files.to_plain(v, k) for k, v in result.items() if k != "warnings"}
     plain["warnings"] = sorted(set(warnings + result["warnings"]))

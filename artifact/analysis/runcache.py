@@ -171,7 +171,7 @@ def _get(entry: Path, names: dict[str, str]) -> Any:
     missing, torn, foreign or planted entry: a miss, computed again."""
     try:
         got = cachecodec.loads(entry.read_bytes(), _ALLOWED)
-    except (OSError, cachecodec.BadEntry):
+    except (OSError, ValueError):  # missing, torn or not an entry
         return None
     if not isinstance(got, dict) or got.get("names") != names or "value" not in got:
         return None

@@ -369,7 +369,7 @@ def load_run(path: Path, *, keep_events: bool = False) -> Run:
     log: list[LogEntry] | None = None
     has_markers = False
     n_marks = 0
-    if log_path.exists():
+    if records.in_repository(log_path).exists():
         text = log_path.read_text(encoding="utf-8", errors="replace")
         n_marks = text.count("\n" + records.MEASURE_MARKER) + text.startswith(
             records.MEASURE_MARKER)
@@ -456,9 +456,9 @@ def _load_runs(root: Path, load: Callable[[Path], L]) -> tuple[list[L], list[str
     warnings: list[str] = []
     if not root.is_dir():
         raise AnalysisError(f"{root}: runs directory not found")
-    # "_kick", "_superseded": scratch and moved-aside data, not runs of the study
-    for sub in sorted(p for p in root.iterdir()
-                      if p.is_dir() and not p.name.startswith((".", "_"))):
+    # "_kick", "_superseded": scratch and moved-aside data, not runs of the study; a run whose
+    # data lie outside the repository (a symbolic link) is refused (records.run_folders)
+    for sub in records.run_folders(root):
         if not (sub / records.CONFIG).exists():
             warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
             continue
@@ -500,8 +500,7 @@ def load_family(root: Path, family: str, *, keep_events: bool = False,
         raise AnalysisError(f"{root}: runs directory not found")
     runs: list[Run] = []
     warnings: list[str] = []
-    for sub in sorted(p for p in root.iterdir()
-                      if p.is_dir() and not p.name.startswith((".", "_"))):
+    for sub in records.run_folders(root):
         if family_of(sub) != family or (only is not None and sub.name not in only):
             continue
         try:

@@ -120,6 +120,7 @@ def task_realism() -> dict[str, Any]:
 
     deps = sorted(str(p) for p in paths.REALISM_RUNS.glob("*/*")
                   if p.name in WORKLOAD_RUN_FILES)
+    deps += sorted(str(p) for p in paths.SESSION_LOCKS.glob("*.txt"))  # the turns' id locks
     code = [str(p) for p in imports.closure("artifact.analysis.realism")]
     params = {"schema_version": contract.SCHEMA_VERSION, "bootstrap_resamples": B.resamples,
               "bootstrap_seed": B.seed, "confidence": B.confidence}

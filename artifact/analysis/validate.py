@@ -10,6 +10,16 @@ the workload's read by the same rules.
   counted.
 - **Off-plan** turns (workload): a turn that the run's plan (``sessions.jsonl``) does not hold,
   or whose prompt tokens, characters or output budget disagree with it, is excluded and counted.
+- **Off-lock** turns (realism): a turn of a session that the session set's id lock
+  (``experiments/sessions/<set>.txt``) does not hold is excluded and counted, even when the
+  run's own plan holds it.
+- **Unknown contention** (realism): turns that recorded no contention window are kept and
+  analysed as if quiet, and counted (:func:`unknown_contention`).
+- **Step costs** (``experiments/runs-cost/<model>/steps.jsonl``, :func:`step_problem`,
+  :func:`screen_steps`): a row whose step time is not finite, not above 0, above the longest a
+  request may take, or above the round trip it was measured in, or whose width, repeat or counts
+  are not counts, is refused, named by its line and field; repeated (n, rep) rows keep the
+  first copy.
 - **Duplicates**: the first readable copy of a key is kept, later ones excluded and counted
   (:func:`screen`).
 - **Runs**: one run per run id (:func:`unique_runs`); a copy of a run folder (a backup) is
@@ -22,15 +32,15 @@ classes fail ``doit verify --strict``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from artifact import records
 from artifact.records import Plan, Result, Timings, TurnResult
 
-IMPOSSIBLE, OFF_PLAN = "impossible", "plan"
-Problem = tuple[str, str]  # (IMPOSSIBLE or OFF_PLAN, why)
+IMPOSSIBLE, OFF_PLAN, OFF_LOCK = "impossible", "plan", "lock"
+Problem = tuple[str, str]  # (IMPOSSIBLE, OFF_PLAN or OFF_LOCK, why)
 
 _COUNTS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
            "draft_n_accepted")
@@ -115,8 +125,10 @@ def _plainly_possible(r: Result) -> bool:
             and (not r.event_ms or records.event_problem(r.event_ms, r.e2e_ms) is None))
 
 
-def turn_problem(t: TurnResult, plan: Plan) -> Problem | None:
-    """Why a workload turn cannot be a measurement of its plan, or None.
+def turn_problem(t: TurnResult, plan: Plan, *,
+                 locked: Collection[str] | None = None) -> Problem | None:
+    """Why a workload turn cannot be a measurement of its plan, or None; with ``locked`` (the
+    session ids of the set's id lock), also a turn of a session the lock does not hold.
 
     >>> tm = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=4, predicted_ms=9.0,
     ...                      predicted_per_second=400.0, cache_n=0)
@@ -130,6 +142,8 @@ def turn_problem(t: TurnResult, plan: Plan) -> Problem | None:
     ('plan', 'prompt_tokens 5, the plan says 6')
     >>> turn_problem(turn, records.Plan({}, 0))
     ('plan', 'not in the plan')
+    >>> turn_problem(turn, plan, locked={"other"})
+    ('lock', 'session s not in the session lock')
     """
     why = _common(t.timings, {"sent_unix_s": t.sent_unix_s, "queue_ms": t.queue_ms,
                               "ttft_ms": t.ttft_ms, "tpot_ms": t.tpot_ms, "e2e_ms": t.e2e_ms},
@@ -138,6 +152,8 @@ def turn_problem(t: TurnResult, plan: Plan) -> Problem | None:
         why = _turn_counts(t)
     if why is not None:
         return IMPOSSIBLE, why
+    if locked is not None and t.session_id not in locked:
+        return OFF_LOCK, f"session {t.session_id} not in the session lock"
     planned = plan.turns.get(t.key)
     if planned is None:
         return OFF_PLAN, "not in the plan"
@@ -186,7 +202,7 @@ def screen(recs: Sequence[R], *, key: Callable[[R], Hashable], label: Callable[[
     aside = list(set_aside) if set_aside is not None else [False] * len(recs)
     seen: set[Hashable] = set()
     dups: list[str] = []
-    named: dict[str, list[str]] = {IMPOSSIBLE: [], OFF_PLAN: []}
+    named: dict[str, list[str]] = {IMPOSSIBLE: [], OFF_PLAN: [], OFF_LOCK: []}
     for i, r in enumerate(recs):
         if aside[i]:
             out[i] = True
@@ -199,7 +215,7 @@ def screen(recs: Sequence[R], *, key: Callable[[R], Hashable], label: Callable[[
         seen.add(k)
         got = problem(r)
         if got is not None:
-            named[got[0]].append(f"{label(r)} ({got[1]})")
+            named[got[0]].append(label(r) if got[0] == OFF_LOCK else f"{label(r)} ({got[1]})")
             out[i] = True
     head = f"run {where}: {records.RESULTS}:"
     if dups:
@@ -211,6 +227,9 @@ def screen(recs: Sequence[R], *, key: Callable[[R], Hashable], label: Callable[[
     if named[OFF_PLAN]:
         warnings.append(f"{head} {len(named[OFF_PLAN])} record(s) that disagree with the plan "
                         f"({records.SESSIONS}) excluded: {listed(named[OFF_PLAN])}")
+    if named[OFF_LOCK]:
+        warnings.append(f"{head} {len(named[OFF_LOCK])} record(s) of a session not in the "
+                        f"session lock excluded: {listed(named[OFF_LOCK])}")
     return out
 
 
@@ -268,3 +287,142 @@ def one_sided(sessions: dict[str, set[str]], where: str, warnings: list[str]) ->
         warnings.append(f"run {where}: {len(odd)} session(s) measured on one side only "
                         f"({listed(names)}), left out of the comparison")
     return {s for _, s in odd}
+
+
+def unknown_contention(turns: Sequence[TurnResult], where: str, warnings: list[str]) -> int:
+    """How many ``turns`` recorded no contention window (``contention`` or ``contended``
+    missing, or ``contention`` unavailable on the machine): they are analysed as if quiet,
+    with one warning naming the run and the turns.
+
+    >>> tm = records.Timings(prompt_n=5, prompt_ms=1.0, predicted_n=4, predicted_ms=9.0,
+    ...                      predicted_per_second=400.0, cache_n=0)
+    >>> turn = records.TurnResult(session_id="s", side="real-a", condition="c", turn=0, order=0,
+    ...     slot=0, attempt=1, server_start=1, sent_unix_s=0.0, queue_ms=0.0, prompt_chars=20,
+    ...     prompt_tokens=5, cached_tokens=0, output_tokens=4, n_predict=4, ttft_ms=2.0,
+    ...     tpot_ms=1.0, e2e_ms=5.0, event_ms=[], timings=tm, stop_type="limit", alpha=None)
+    >>> ws: list[str] = []
+    >>> unknown_contention([turn], "r", ws)
+    1
+    >>> print(ws[0].replace(", ", ",\\n"))
+    run r: 1 of 1 turn(s) with no contention fields (no contention window recorded,
+    or none available),
+    analysed as if quiet: real-a:s#0
+    """
+    unknown = [f"{t.key[0]}#{t.turn}" for t in turns
+               if not isinstance(t.contention, dict) or "unavailable" in t.contention
+               or t.contended is None]
+    if unknown:
+        warnings.append(f"run {where}: {len(unknown)} of {len(turns)} turn(s) with no "
+                        "contention fields (no contention window recorded, or none "
+                        f"available), analysed as if quiet: {listed(unknown)}")
+    return len(unknown)
+
+
+# ---- step costs (experiments/runs-cost/<model>/steps.jsonl) ----------------------------------
+
+# The longest one request of a step-cost measurement may take: its client's timeout
+# (mirrors artifact.campaign.stepcost.Plan.timeout_s, in ms; a test checks the two agree).
+STEP_MS_MAX = 120_000.0
+_ROUNDING_MS = 0.001  # both times are stored to the microsecond
+
+
+def _count(v: Any, least: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= least
+
+
+def _ms(v: Any) -> TypeGuard[float]:
+    return isinstance(v, int | float) and not isinstance(v, bool) and records.finite(v)
+
+
+def step_problem(row: Mapping[str, Any]) -> str | None:
+    """Why a row of ``steps.jsonl`` cannot be one measured forward pass (the row is then
+    refused), or None: the field, its value and what was expected.
+
+    >>> step_problem({"n": 3, "rep": 0, "prompt_ms": 12.5, "client_ms": 14.0, "problem": None})
+    >>> step_problem({"n": 3, "rep": 0, "prompt_ms": float("nan"), "problem": None})
+    'prompt_ms nan: expected a time in ms, finite, above 0 and at most 120000'
+    >>> step_problem({"n": 3, "rep": 0, "prompt_ms": 20.0, "client_ms": 14.0,
+    ...               "problem": None}).split(" (")[0]
+    'prompt_ms 20.0: expected at most client_ms 14.0'
+    >>> step_problem({"n": 0, "rep": 0, "prompt_ms": 1.0})
+    'n 0: expected an integer >= 1 (tokens in one forward pass)'
+    >>> step_problem({"n": 2, "rep": 0, "prompt_ms": None, "problem": "no timings.prompt_ms"})
+    """
+    n, rep, pms, flag = row.get("n"), row.get("rep"), row.get("prompt_ms"), row.get("problem")
+    if not _count(n, 1):
+        return f"n {n!r}: expected an integer >= 1 (tokens in one forward pass)"
+    if not _count(rep, 0):
+        return f"rep {rep!r}: expected an integer >= 0"
+    if flag is not None and not (isinstance(flag, str) and flag):
+        return f"problem {flag!r}: expected null or the reason the row is flagged"
+    for name in ("prompt_n", "cache_n", "server_start"):
+        v = row.get(name)
+        if v is not None and not _count(v, 0):
+            return f"{name} {v!r}: expected null or an integer >= 0"
+    if flag is None and row.get("prompt_n") not in (None, n):
+        return f"prompt_n {row.get('prompt_n')!r}: expected n {n} in a row with no problem"
+    cms = row.get("client_ms")
+    if cms is not None and not (_ms(cms) and cms >= 0):
+        return f"client_ms {cms!r}: expected null or a finite time in ms >= 0"
+    if pms is None and flag is not None:  # flagged for having no time: left out by the fit
+        return None
+    if not (_ms(pms) and 0 < pms <= STEP_MS_MAX):
+        return (f"prompt_ms {pms!r}: expected a time in ms, finite, above 0 and at most "
+                f"{STEP_MS_MAX:g}")
+    if cms is not None and pms > cms + _ROUNDING_MS:
+        return (f"prompt_ms {pms!r}: expected at most client_ms {cms!r} (the server cannot "
+                "take longer than the round trip)")
+    c, busy = row.get("contention"), row.get("contended")
+    if c is not None and not isinstance(c, dict):
+        return f"contention {c!r}: expected null or an object"
+    if busy is not None and not isinstance(busy, bool):
+        return f"contended {busy!r}: expected null, true or false"
+    return None
+
+
+def screen_steps(lines: Sequence[tuple[int, dict[str, Any] | None]], where: str,
+                 warnings: list[str]) -> list[dict[str, Any]]:
+    """The rows of ``steps.jsonl`` that can be measurements (``lines``: line number and the
+    decoded row, None for a line that is not a JSON object). Unreadable lines, refused rows and
+    repeated (n, rep) rows (the first copy kept) are one warning line each, naming ``where``
+    and the lines.
+
+    >>> ws: list[str] = []
+    >>> ok = {"n": 1, "rep": 0, "prompt_ms": 9.0, "problem": None}
+    >>> bad = {"n": 2, "rep": 0, "prompt_ms": -1e300, "problem": None}
+    >>> len(screen_steps([(1, ok), (2, None), (3, bad), (4, dict(ok))], "m/steps.jsonl", ws))
+    1
+    >>> for w in ws: print(w.split(": expected")[0])
+    m/steps.jsonl: 1 unreadable line(s) skipped: line 2
+    m/steps.jsonl: 1 duplicate record(s) excluded, first copy kept: line 4 (n 1, rep 0)
+    m/steps.jsonl: 1 row(s) with impossible values refused: line 3 (prompt_ms -1e+300
+    """
+    kept: list[dict[str, Any]] = []
+    seen: set[tuple[int, int]] = set()
+    unreadable: list[str] = []
+    dups: list[str] = []
+    refused: list[str] = []
+    for line, row in lines:
+        if row is None:
+            unreadable.append(f"line {line}")
+            continue
+        why = step_problem(row)
+        if why is not None:
+            refused.append(f"line {line} ({why})")
+            continue
+        key = (int(row["n"]), int(row["rep"]))
+        if key in seen:
+            dups.append(f"line {line} (n {key[0]}, rep {key[1]})")
+            continue
+        seen.add(key)
+        kept.append(row)
+    if unreadable:
+        warnings.append(f"{where}: {len(unreadable)} unreadable line(s) skipped: "
+                        f"{listed(unreadable)}")
+    if dups:
+        warnings.append(f"{where}: {len(dups)} duplicate record(s) excluded, first copy kept: "
+                        f"{listed(dups)}")
+    if refused:
+        warnings.append(f"{where}: {len(refused)} row(s) with impossible values refused: "
+                        f"{listed(refused)}")
+    return kept

@@ -406,9 +406,7 @@ def load_workload_runs(root: Path) -> tuple[list[WorkloadRun], list[str]]:
     of a run folder (same run_id) and a second run of one condition are left out."""
     runs: list[WorkloadRun] = []
     warnings: list[str] = []
-    subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))) \
-        if root.is_dir() else []
-    for sub in subs:
+    for sub in records.run_folders(root):
         if not (sub / records.CONFIG).exists():
             warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
             continue

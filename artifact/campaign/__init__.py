@@ -1,8 +1,13 @@
-"""Benchmark campaigns against a real ``llama-server``.
+"""Benchmark campaigns against a real ``llama-server``: measuring what a plan says to send.
 
-Modules: ``server`` (process lifecycle), ``client`` (httpx, SSE), ``runner`` (one run: resume,
-append, errors, metrics), ``gpu`` (nvidia-smi sampler), ``prompts`` (prompt sets from installed
-datasets), ``fingerprint`` (environment and ``/metrics``), ``progress``.
+Modules: ``server`` (process lifecycle), ``client`` (httpx, SSE), ``runner`` (one run: its plan
+executed, resumed, appended, with errors and metrics), ``interleave`` (a group measured
+prompt-major), ``quiet`` and ``contention`` (the measurement lock, the quiet gate, per-request
+contention), ``gpu`` (nvidia-smi sampler), ``fingerprint`` (environment and ``/metrics``),
+``tokenizer`` (the server's tokenizer, for planning), ``stepcost`` (forward time per step),
+``events`` (a run's ledger), ``progress``. What is sent is planned below, in
+:mod:`artifact.workloads` (the only part of it imported here); where runs execute (locally, or
+as Slurm jobs) is chosen above, in :mod:`artifact.executors`.
 
 ``run`` and ``run_is_current`` (of ``runner``) are imported on first use: every ``doit`` loads
 modules of this package to define its tasks, and the runner brings httpx and asyncio.

@@ -1,4 +1,5 @@
-"""List or run the runs of a campaign file (python -m artifact.campaign)."""
+"""List or run the runs of a campaign file (python -m artifact.campaign), on the executor the
+campaign names (:mod:`artifact.executors`: local, or Slurm)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from artifact import paths
+from artifact import files, paths
 from artifact.campaign import contention
-from artifact.campaign.interleave import groups, local_only, run_group
+from artifact.campaign.interleave import groups
 from artifact.campaign.quiet import Conditions
-from artifact.campaign.runner import run, run_is_current, runs_root
-from artifact.campaign.slurm import SlurmCampaign, say_stderr, summary_lines
+from artifact.campaign.runner import run_is_current, runs_root
 from artifact.errors import SpecError, cli
 from artifact.executor_spec import KINDS
+from artifact.executors.local import LocalExecutor
+from artifact.executors.slurm import SlurmCampaign, local_only, say_stderr, summary_lines
+from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec, load_campaign
 
 
@@ -52,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure a contended request again, up to N times, keeping every "
                     "attempt (default 1; never for drafters with state across requests)")
     args = ap.parse_args(argv)
+    if args.runs_dir is not None:
+        files.folder(args.runs_dir, what="--runs-dir", error=SpecError)
     camp = load_campaign(args.campaign, executor_kind=args.executor)
     if args.runs_dir is None:
         args.runs_dir = runs_root(camp)
@@ -81,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                                threshold_cores=args.quiet_threshold,
                                gate_timeout_s=args.quiet_timeout,
                                remeasure_contended=args.remeasure_contended)
+    local = LocalExecutor(camp, args.runs_dir, cond=cond, show_progress=not args.quiet)
     for unit in groups(specs):
         todo = [s for s in unit if args.run or not run_is_current(s, args.runs_dir)]
         if not args.quiet:
@@ -89,12 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{s.run_id}: current, skipped")
         if not todo:
             continue
-        if unit[0].interleave is not None:
-            ms = run_group(camp, todo, runs_root=args.runs_dir, show_progress=not args.quiet,
-                           cond=cond)
-        else:
-            ms = {todo[0].run_id: run(camp, todo[0], runs_root=args.runs_dir,
-                                      show_progress=not args.quiet, cond=cond)}
+        ms = local.measure(todo, log_stderr("campaign"))
         for rid, m in ms.items():
             busy = (m.contention or {}).get("n_contended")
             print(f"{rid}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "

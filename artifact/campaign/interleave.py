@@ -7,6 +7,7 @@ started and warmed up, then each prompt goes to every run of the group in turn, 
 shuffled per prompt by a seed, before the next prompt. A drafter and its baseline see the same
 prompt seconds apart, and neither is always first. Each server still sees the prompts in the
 set's order (a drafter with state, like ``ngram-mod``, sees the same history as on its own).
+The order of a round is planned with the runs' requests (:func:`artifact.workloads.round_order`).
 
 Everything else is as in :mod:`artifact.campaign.runner`: the same run folders, records,
 ledger, resumption, error retries and restarts, under the same conditions
@@ -17,8 +18,6 @@ times (its requests alternate with the group's).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -43,6 +42,7 @@ from artifact.campaign.runner import (
     _metrics_snapshot,
     own_pids,
     prepare,
+    runs_folder,
     send_prompt,
     start_server,
 )
@@ -51,6 +51,7 @@ from artifact.errors import SpecError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
+from artifact.workloads import round_order
 
 _say: Log = log_stderr("campaign")
 
@@ -80,30 +81,6 @@ def groups(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
     return out
 
 
-def local_only(specs: Sequence[RunSpec], where: str) -> None:
-    """Refuse interleaved runs on an executor that measures one run per job (Slurm): a group
-    must be measured together on one host. One line naming the file and a run."""
-    grouped = [s for s in specs if s.interleave is not None]
-    if grouped:
-        raise SpecError(f"{where}: run {grouped[0].run_id} is in interleave group "
-                        f"{grouped[0].interleave!r}, which measures on one host: run it with "
-                        "--executor local (a Slurm job measures one run)")
-
-
-def round_order(label: str, seed: int, repeat: int, prompt_id: str,
-                run_ids: Sequence[str]) -> list[str]:
-    """The seeded order in which one prompt goes to the runs of a group.
-
-    >>> round_order("final", 42, 0, "code-1", ["a", "b", "c"]) == round_order(
-    ...     "final", 42, 0, "code-1", ["c", "b", "a"])
-    True
-    """
-    key = hashlib.sha256(f"{label}|{seed}|{repeat}|{prompt_id}".encode()).hexdigest()
-    order = sorted(run_ids)
-    random.Random(int(key[:16], 16)).shuffle(order)
-    return order
-
-
 def _check(label: str, specs: Sequence[RunSpec]) -> None:
     first = specs[0]
     for s in specs[1:]:
@@ -126,6 +103,7 @@ def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path =
     reduced reproduction measures a group on a subset of its prompts)."""
     label = specs[0].interleave or specs[0].run_id
     _check(label, specs)
+    runs_folder(runs_root)
     cond = cond if cond is not None else quiet.Conditions.from_env()
     what = f"interleaved group {label} ({len(specs)} runs)"
     with hostlock.measuring(what, wait=cond.wait_for_lock, say=say):

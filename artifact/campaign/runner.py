@@ -1,4 +1,9 @@
-"""One run: start the server, warm up, send every prompt, append results, resume after anything.
+"""One run: start the server, warm up, send what the run's plan says, append results, resume.
+
+The plan (what is sent, in order: :func:`artifact.workloads.plan`) is made below the campaign;
+the runner executes it. A workload run's plan is counted on the server's own tokenizer
+(:class:`~artifact.campaign.tokenizer.ServerTokenizer`, on a server started for it), written to
+the run's ``sessions.jsonl`` once and replayed from there on every resume.
 
 A run measures under :mod:`artifact.campaign.quiet`: it holds the host's measurement lock, waits
 for a quiet machine, and records each request's contention. Everything that happens to the run
@@ -16,21 +21,22 @@ an error record. A run whose directory holds a different spec is moved aside to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import shutil
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from artifact import files as artifact_files
 from artifact import hostlock, paths, records, toolchain
 from artifact.campaign import events, quiet
-from artifact.campaign import sessions as _sessions
 from artifact.campaign.client import (
     Completed,
     Failed,
@@ -47,19 +53,22 @@ from artifact.campaign.fingerprint import (
 )
 from artifact.campaign.gpu import GpuSampler
 from artifact.campaign.progress import Progress
-from artifact.campaign.prompts import Prompt, PromptSetError, ensure_prompt_set
 from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template, slots
-from artifact.campaign.synthetic import Knobs
-from artifact.campaign.workload import (
+from artifact.campaign.tokenizer import ServerTokenizer
+from artifact.log import Log
+from artifact.log import stderr as log_stderr
+from artifact.spec import Campaign, RunSpec, SpecError
+from artifact.workloads import (
+    Inputs,
     PlannedSession,
-    ServerTokenizer,
+    Prompt,
+    RunPlan,
+    Tokenizer,
+    inputs,
     plan,
     session_from_json,
     session_to_json,
 )
-from artifact.log import Log
-from artifact.log import stderr as log_stderr
-from artifact.spec import Campaign, RunSpec, WorkloadSpec
 
 MAX_ATTEMPTS = 3
 MAX_FAILED_STARTS = 3
@@ -124,6 +133,13 @@ def runs_root(campaign: Campaign) -> Path:
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
         return paths.WORKLOAD_RUNS
     return paths.RUNS
+
+
+def runs_folder(runs_root: Path) -> Path:
+    """``runs_root``, a folder to measure runs into (made when missing): :class:`SpecError`,
+    one line, when it is a file (``doit campaign --runs-dir README.md``), checked before the
+    host's lock is taken or anything is built."""
+    return artifact_files.folder(runs_root, what="runs folder", error=SpecError)
 
 
 def recorded_config(run: Path) -> dict[str, Any] | None:
@@ -192,21 +208,6 @@ def _supersede(run: Path, runs_root: Path, say: Log) -> Path:
 _say: Log = log_stderr("campaign")
 
 
-def select_prompts(prompts: list[Prompt], prompt_ids: frozenset[str] | None) -> list[Prompt]:
-    """The prompts a run sends: all of its set, or those named (in the set's order).
-
-    >>> ps = [Prompt(id=i, domain="d", source="s", text=i, sha256="") for i in "abc"]
-    >>> [p.id for p in select_prompts(ps, frozenset({"c", "a"}))]
-    ['a', 'c']
-    """
-    if prompt_ids is None:
-        return prompts
-    unknown = prompt_ids - {p.id for p in prompts}
-    if unknown:
-        raise PromptSetError(f"prompt ids not in the prompt set: {', '.join(sorted(unknown))}")
-    return [p for p in prompts if p.id in prompt_ids]
-
-
 def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         show_progress: bool = True, say: Log = _say,
         executor: dict[str, Any] | None = None,
@@ -221,6 +222,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     progress line (see :class:`Progress`). ``cond``: the measurement conditions (default:
     :meth:`quiet.Conditions.from_env`).
     """
+    runs_folder(runs_root)
     cond = cond if cond is not None else quiet.Conditions.from_env()
     with hostlock.measuring(f"run {spec.run_id}", wait=cond.wait_for_lock, say=say):
         return _run_locked(campaign, spec, runs_root=runs_root, show_progress=show_progress,
@@ -235,68 +237,66 @@ class Prepared:
     spec: RunSpec
     path: Path
     files: ServerFiles
-    prompts: list[Prompt]  # the prompts sent, in order (empty for a workload run)
+    plan: RunPlan  # what the run sends, in order
     expected: set[tuple[str, int]]
     pending: deque[Work | SessionWork]
     complete: bool  # nothing pending and metrics.json said complete
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        """The prompts sent, in order (none for a workload run)."""
+        return self.plan.prompts
 
 
 def prepare(campaign: Campaign, spec: RunSpec, *, runs_root: Path, say: Log,
             executor: dict[str, Any] | None = None,
             prompt_ids: frozenset[str] | None = None) -> Prepared:
-    """Make the run's folder current for ``spec`` and list what is left to measure."""
+    """Make the run's folder current for ``spec``, get its plan and list what is left to
+    measure."""
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
-    if spec.workload is None:
-        all_prompts, set_sha = ensure_prompt_set(spec.prompt_set, files.model)
-        prompts = select_prompts(all_prompts, prompt_ids)
-        n_inputs = len(all_prompts)
-    else:
-        lock = _sessions.lock_path(spec.prompt_set)
-        n_inputs = len(_sessions.read_id_lock(lock)[0])
-        set_sha = _sessions.read_id_lock(lock)[1]
+    drawn = inputs(spec, model=files.model, prompt_ids=prompt_ids)
     config = recorded_config(run_path)
     subset = sorted(prompt_ids) if prompt_ids is not None else None
     if config is not None and (not _same_protocol(config, spec)
-                               or config.get("prompt_set", {}).get("sha256") != set_sha
+                               or config.get("prompt_set", {}).get("sha256") != drawn.sha256
                                or config.get("prompt_ids") != subset):
         _supersede(run_path, runs_root, say)
         config = None
     run_path.mkdir(parents=True, exist_ok=True)
     if config is None:
-        models = {spec.target_model: files.model}
-        if spec.draft_model and files.draft_model:
-            models[spec.draft_model] = files.draft_model
-        config = {
-            "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
-            "spec": spec.as_dict(), "spec_sha256": spec.sha256,
-            "prompt_set": {"name": spec.prompt_set, "sha256": set_sha, "n": n_inputs},
-            "environment": environment(files.binary, models),
-            "server_argv": argv_template(spec),
-            "executor": executor if executor is not None else local_executor(),
-            "pool_mixed_hardware": campaign.pool_mixed_hardware,
-        }
-        if subset is not None:
-            config["prompt_ids"] = subset
+        config = _config(campaign, spec, files, drawn, executor, subset)
         records.write_json(run_path / records.CONFIG, config)
     try:
         previous = records.read_json(run_path / records.METRICS)
     except records.RecordError:
         previous = {}
-    pending: deque[Work | SessionWork]
-    if spec.workload is None:
-        done_keys = _done_keys(run_path, spec)
-        pending = deque(Work(p, rep) for rep in range(spec.repeats) for p in prompts
-                        if (p.id, rep) not in done_keys)
-        expected = {(p.id, rep) for rep in range(spec.repeats) for p in prompts}
-    else:
-        planned = _planned_sessions(files, spec, run_path, say)
-        pending = deque(_session_work(planned, _done_keys(run_path, spec)))
-        expected = {(p.key, t.turn) for p in planned for t in p.turns}
-    return Prepared(spec=spec, path=run_path, files=files,
-                    prompts=prompts if spec.workload is None else [],
-                    expected=expected, pending=pending,
+    planned = _plan(files, spec, run_path, say, prompt_ids, drawn)
+    pending = _pending(planned, _done_keys(run_path, spec))
+    return Prepared(spec=spec, path=run_path, files=files, plan=planned,
+                    expected=planned.keys, pending=pending,
                     complete=not pending and bool(previous.get("complete")))
+
+
+def _config(campaign: Campaign, spec: RunSpec, files: ServerFiles, drawn: Inputs,
+            executor: dict[str, Any] | None, subset: list[str] | None) -> dict[str, Any]:
+    """The run's ``config.json``: where it is measured (the environment's fingerprint, the
+    executor), then what is measured (the server's argv, the spec, the inputs drawn)."""
+    models = {spec.target_model: files.model}
+    if spec.draft_model and files.draft_model:
+        models[spec.draft_model] = files.draft_model
+    config: dict[str, Any] = {
+        "environment": environment(files.binary, models),
+        "executor": executor if executor is not None else local_executor(),
+        "schema": records.SCHEMA, "run_id": spec.run_id, "campaign": campaign.name,
+        "pool_mixed_hardware": campaign.pool_mixed_hardware,
+        "server_argv": argv_template(spec),
+        "spec": spec.as_dict(), "spec_sha256": spec.sha256,
+        "prompt_set": {"name": drawn.name, "sha256": drawn.sha256, "n": drawn.n},
+    }
+    if subset is not None:
+        config["prompt_ids"] = subset
+    return config
 
 
 def _run_locked(campaign: Campaign, spec: RunSpec, *, runs_root: Path, show_progress: bool,
@@ -305,7 +305,16 @@ def _run_locked(campaign: Campaign, spec: RunSpec, *, runs_root: Path, show_prog
                 cond: quiet.Conditions) -> records.RunMetrics:
     prep = prepare(campaign, spec, runs_root=runs_root, say=say, executor=executor,
                    prompt_ids=prompt_ids)
-    run_path, pending, expected = prep.path, prep.pending, prep.expected
+    return execute(prep, show_progress=show_progress, say=say, progress_suffix=progress_suffix,
+                   cond=cond)
+
+
+def execute(prep: Prepared, *, show_progress: bool, say: Log,
+            progress_suffix: Callable[[float], str] | None,
+            cond: quiet.Conditions) -> records.RunMetrics:
+    """Measure what a prepared run has pending, in its plan's order, on one server (restarted
+    when it dies); write and return the run's metrics."""
+    spec, run_path, pending, expected = prep.spec, prep.path, prep.pending, prep.expected
     tally = Tally.resume(run_path)  # carries a run measured before the ledger into one
     if prep.complete:
         return _metrics(run_path, spec, expected, cond)
@@ -339,10 +348,13 @@ def _done_keys(run: Path, spec: RunSpec) -> set[tuple[str, int]]:
     return {r.key for r in records.read_turns(run, keep_events=False)[0]}
 
 
-def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
-                      say: Log) -> list[PlannedSession]:
-    """The run's plan: read back from ``sessions.jsonl``, or made once on a server started for
-    it (tokenizer and chat template only; nothing is measured) and written there."""
+def _plan(files: ServerFiles, spec: RunSpec, run: Path, say: Log,
+          prompt_ids: frozenset[str] | None, drawn: Inputs) -> RunPlan:
+    """The run's plan (:func:`artifact.workloads.plan`). A workload run's is read back from
+    ``sessions.jsonl``, or made once on a server started for it (tokenizer and chat template
+    only; nothing is measured) and written there."""
+    if spec.workload is None:
+        return plan(spec, model=files.model, prompt_ids=prompt_ids)
     path = run / records.SESSIONS
     if path.exists():
         read = records.read_jsonl(path)
@@ -352,29 +364,21 @@ def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
             raise records.RecordError(
                 f"{paths.shown(path)}: {bad} unreadable line(s): the run's plan is damaged; "
                 "move the run folder aside to plan and measure it again")
-        return [session_from_json(r) for r in read.rows]
-    assert spec.workload is not None
-    recipes = _sessions.load_recipes()
-    if spec.prompt_set not in recipes:
-        raise _sessions.SessionError(f"{_sessions.SESSION_RECIPES.name}: sets."
-                                     f"{spec.prompt_set}: no such session set")
-    convs, problems = _sessions.resolve(_sessions.lock_path(spec.prompt_set),
-                                        recipes[spec.prompt_set], _sessions.dataset())
-    w = spec.workload
-    knobs = _knobs(w)
-    sides = ([(name, None if c is None else _knobs(c)) for name, c in w.sides()]
-             if w.interleaved else None)
-    server = Server(files, spec, run / records.SERVER_LOG)
-    server.start()
-    server.mark(f"{records.MARKER_PREFIX} plan begin (tokenizer and template only)")
-    tok = ServerTokenizer(server.base_url)
-    try:
-        p = plan(convs, tok, knobs, ctx_size=spec.ctx_size, cap=spec.n_predict, seed=spec.seed,
-                 sides=sides)
-    finally:
-        tok.close()
-        server.stop()
-    p.summary["problems"] = problems + p.problems
+        return RunPlan(inputs=drawn, sessions=[session_from_json(r) for r in read.rows])
+
+    @contextlib.contextmanager
+    def server_tokenizer() -> Iterator[Tokenizer]:
+        server = Server(files, spec, run / records.SERVER_LOG)
+        server.start()
+        server.mark(f"{records.MARKER_PREFIX} plan begin (tokenizer and template only)")
+        tok = ServerTokenizer(server.base_url)
+        try:
+            yield tok
+        finally:
+            tok.close()
+            server.stop()
+
+    p = plan(spec, tokenizer=server_tokenizer)
     for line in p.summary["problems"]:
         say(line)
     tmp = path.with_suffix(".tmp")
@@ -383,22 +387,18 @@ def _planned_sessions(files: ServerFiles, spec: RunSpec, run: Path,
         records.append_jsonl(tmp, session_to_json(s))
     tmp.replace(path)
     records.write_json(run / records.WORKLOAD, p.summary)
-    return p.sessions
+    return p
 
 
-def _knobs(w: WorkloadSpec) -> Knobs:
-    return Knobs(style=w.style, chars_per_token=w.chars_per_token,
-                 prefix_tokens=w.prefix_tokens, block=w.block, recurrent=w.recurrent)
-
-
-def _session_work(planned: list[PlannedSession],
-                  done: set[tuple[str, int]]) -> list[SessionWork]:
-    out = []
-    for s in planned:
+def _pending(planned: RunPlan, done: set[tuple[str, int]]) -> deque[Work | SessionWork]:
+    """What is left to measure, in the plan's order: requests, or the turns of each session."""
+    pending: deque[Work | SessionWork] = deque(
+        Work(r.prompt, r.repeat) for r in planned.requests if r.key not in done)
+    for s in planned.sessions:
         left = tuple(t.turn for t in s.turns if (s.key, t.turn) not in done)
         if left:
-            out.append(SessionWork(s, left))
-    return out
+            pending.append(SessionWork(s, left))
+    return pending
 
 
 def _metrics(run: Path, spec: RunSpec, expected: set[tuple[str, int]],

@@ -54,12 +54,12 @@ import httpx
 from artifact import paths, records
 from artifact.campaign import quiet
 from artifact.campaign.fingerprint import environment
-from artifact.campaign.prompts import ensure_prompt_set
 from artifact.campaign.runner import server_files
 from artifact.campaign.server import Server, argv_template
 from artifact.errors import ServerError, SpecError, cli
 from artifact.log import Log, stderr
 from artifact.spec import Campaign, RunSpec, load_campaign
+from artifact.workloads import ensure_prompt_set
 
 SCHEMA = 1
 STEPS = "steps.jsonl"

@@ -1,8 +1,10 @@
-"""The README's claims map: for each claim of the paper, what reproduces it and at what cost.
+"""The claims map (``docs/claims.md``): for each claim of the paper, what reproduces it and at
+what cost.
 
 Generated from the claims ledger (``experiments/claims.toml``) and the committed runs (their
 measured durations and machine), so it cannot drift: ``doit readme`` rewrites the section of
-``README.md`` between :data:`BEGIN` and :data:`END`, and a test fails while it is stale.
+:data:`PAGE` between :data:`BEGIN` and :data:`END`, and a test fails while it is stale. The prose
+around the section is written by hand.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ END = "<!-- claims-map: end -->"
 CAMPAIGN = "experiments/campaigns/cpu-study.toml"
 WORKLOAD_CAMPAIGN = "experiments/campaigns/workload.toml"
 REALISM_CAMPAIGN = "experiments/campaigns/realism.toml"
+PAGE = paths.ROOT / "docs" / "claims.md"  # the page that holds the section; README.md links it
 
 
 class ClaimsMapError(RenderError):
-    """README.md has no claims-map section to rewrite."""
+    """The claims page is missing, unreadable or has no claims-map section to rewrite."""
 
 
 def _cell(text: str) -> str:
@@ -119,10 +122,10 @@ def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update(readme: str, section: str, where: str = "README.md") -> str:
-    """``readme`` with the text between the markers replaced by ``section``."""
+def update(page: str, section: str, where: str = "docs/claims.md") -> str:
+    """``page`` with the text between the markers replaced by ``section``."""
     try:
-        head, rest = readme.split(BEGIN + "\n", 1)
+        head, rest = page.split(BEGIN + "\n", 1)
         _, tail = rest.split(END, 1)
     except ValueError:
         raise ClaimsMapError(f"{where}: no claims-map section; expected the lines {BEGIN} "
@@ -130,25 +133,25 @@ def update(readme: str, section: str, where: str = "README.md") -> str:
     return f"{head}{BEGIN}\n{section}{END}{tail}"
 
 
-def current(readme: Path = paths.ROOT / "README.md", ledger: Path = paths.CLAIMS,
+def current(page: Path = PAGE, ledger: Path = paths.CLAIMS,
             runs_root: Path = paths.RUNS) -> tuple[str, str]:
-    """(README as it is, README as ``doit readme`` would write it)."""
+    """(the page as it is, the page as ``doit readme`` would write it)."""
     try:
-        text = readme.read_text(encoding="utf-8")
+        text = page.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ClaimsMapError(f"{paths.shown(readme)}: file not found; `doit readme` rewrites "
-                             "the claims-map section of an existing README") from None
+        raise ClaimsMapError(f"{paths.shown(page)}: file not found; `doit readme` rewrites "
+                             "the claims-map section of an existing page") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise ClaimsMapError(f"{paths.shown(readme)}: cannot be read as UTF-8 text: "
+        raise ClaimsMapError(f"{paths.shown(page)}: cannot be read as UTF-8 text: "
                              f"{err}") from None
-    return text, update(text, render(claims.load(ledger), runs_root), str(readme))
+    return text, update(text, render(claims.load(ledger), runs_root), paths.shown(page))
 
 
-def write(readme: Path = paths.ROOT / "README.md") -> bool:
+def write(page: Path = PAGE) -> bool:
     """Rewrite the section if stale; True when the file changed."""
-    old, new = current(readme)
+    old, new = current(page)
     if new != old:
-        files.write_text(readme, new)
+        files.write_text(page, new)
     return new != old
 
 
@@ -158,5 +161,5 @@ def main() -> int:
     except (claims.ClaimsError, RenderError) as err:
         print(f"readme: {err}", file=sys.stderr)
         return 1
-    print("README.md: claims map " + ("rewritten" if changed else "already current"))
+    print(f"{paths.shown(PAGE)}: claims map " + ("rewritten" if changed else "already current"))
     return 0

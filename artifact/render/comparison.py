@@ -166,33 +166,34 @@ def markdown(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES,
 
 START = "<!-- reproduction-example: {} -->"
 END = "<!-- reproduction-example: end -->"
+EXAMPLE_PAGE = Path("docs") / "reproducing.md"  # the page with the example, from the root
 
 
 def example_table(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES) -> str:
-    """The claims of a comparison as the README's example table (Markdown)."""
+    """The claims of a comparison as the example table of :data:`EXAMPLE_PAGE` (Markdown)."""
     env = environment("md", jinja2.FileSystemLoader(templates))
     env.filters.update(clock=_clock, num=num)
     return env.get_template("comparison-example.md.j2").render(doc=doc, value=_value)
 
 
-def update_readme(readme: Path, *, root: Path = paths.ROOT) -> Path | None:
-    """Regenerate the table between the README's example markers from the file the start
+def update_example(page: Path, *, root: Path = paths.ROOT) -> Path | None:
+    """Regenerate the table between the page's example markers from the file the start
     marker names (``<!-- reproduction-example: <comparison.json> -->``); returns that file."""
     try:
-        text = readme.read_text(encoding="utf-8")
+        text = page.read_text(encoding="utf-8")
     except FileNotFoundError as err:
-        raise ComparisonError(f"{readme}: file not found") from err
+        raise ComparisonError(f"{page}: file not found") from err
     except (OSError, UnicodeDecodeError) as err:
-        raise ComparisonError(f"{readme}: cannot be read as UTF-8 text ({err})") from err
+        raise ComparisonError(f"{page}: cannot be read as UTF-8 text ({err})") from err
     head, sep, rest = text.partition("<!-- reproduction-example: ")
     if not sep:
         return None
     source, _, after = rest.partition(" -->")
     _, end, tail = after.partition(END)
     if not end:
-        raise ComparisonError(f"{readme.name}: '{START.format(source)}' without '{END}'")
+        raise ComparisonError(f"{page.name}: '{START.format(source)}' without '{END}'")
     table = example_table(load(root / source))
-    files.write_text(readme, f"{head}{START.format(source)}\n{table}{END}{tail}")
+    files.write_text(page, f"{head}{START.format(source)}\n{table}{END}{tail}")
     return root / source
 
 

@@ -5,7 +5,7 @@ from the committed runs (a recomputation, not a rerun: ``doit reproduce`` measur
 writes ``report.md`` and a self-contained ``report.html`` (figures embedded) listing expected,
 recomputed, difference and status, prints the verdict (claims within tolerance out of all, then
 one line per claim that is not), and fails under ``strict`` if any claim is not ``ok``
-(otherwise each is a warning). :func:`main` is the command line (``python -m artifact.claims``).
+(otherwise each is a warning). :func:`main` is the command line (``python -m artifact.verify``).
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def verify(
 ) -> list[Outcome]:
     """Recompute every claim, write the report; under ``strict``, raise if any claim is not ok
     or an analysis raised a warning of a fatal class: the core's (``summary``) or another
-    study's (``studies``: accsplit.json, workload.json; each warning prefixed with its file)."""
+    study's (``studies``: accsplit.json, workload.json, realism.json, costmodel.json; each
+    warning prefixed with its file)."""
     computed = read_computed(summary)
     outcomes = claims.check(claims.load(ledger), computed, read_computed(variables))
     warnings = [str(w) for w in computed.get("warnings", [])]
@@ -175,8 +176,8 @@ def read_computed(path: Path) -> dict[str, Any]:
 
 @cli
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m artifact.claims``: print each claim's status, or its current value as TOML."""
-    p = argparse.ArgumentParser(prog="python -m artifact.claims",
+    """``python -m artifact.verify``: print each claim's status, or its current value as TOML."""
+    p = argparse.ArgumentParser(prog="python -m artifact.verify",
                                 description="Recompute the claims ledger.")
     p.add_argument("--ledger", type=Path, default=paths.CLAIMS)
     p.add_argument("--summary", type=Path, default=paths.SUMMARY)

@@ -1,9 +1,11 @@
 """Where a claim comes from: its committed runs (folder, files, measured cost) and where its
-number stands in ``paper.html``. Read by the reproduction report and the README's claims map.
+number stands in ``paper.html``. Read by the reproduction report and the claims map
+(``docs/claims.md``).
 
 A claim's ``runs`` in the ledger are run ids or shell-style patterns (``final-ngram-*``,
-``*``); :func:`expand_runs` matches them against the committed run folders (scratch folders,
-whose names start with ``_``, never match).
+``*``); :func:`expand_runs` matches them against the committed run folders as the analysis
+lists them (:func:`artifact.records.run_folders`: scratch folders, whose names start with ``_``
+or ``.``, never match, and a run folder leading out of the repository is refused).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import paths
+from artifact import paths, records
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +54,7 @@ def expand_runs(patterns: Sequence[str], runs_root: Path) -> list[str]:
     >>> expand_runs(["final-*", "other"], root)
     ['final-a', 'final-b', 'other']
     """
-    names = sorted(p.name for p in runs_root.iterdir()
-                   if p.is_dir() and not p.name.startswith("_")) if runs_root.is_dir() else []
+    names = [p.name for p in records.run_folders(runs_root)]  # refuses one leading outside
     out: list[str] = []
     for pat in patterns:
         for n in names:

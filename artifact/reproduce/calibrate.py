@@ -20,13 +20,13 @@ import httpx
 
 from artifact import records
 from artifact.campaign.client import Completed, complete, request_body
-from artifact.campaign.prompts import Prompt
 from artifact.campaign.runner import WARMUP_PROMPT, WARMUP_TOKENS
 from artifact.campaign.server import Server, ServerFiles
 from artifact.errors import CalibrationError
 from artifact.hostlock import measuring
 from artifact.log import Log
 from artifact.spec import RunSpec
+from artifact.workloads import Prompt
 
 N_PROMPTS = 2
 LOG = "calibration.log"  # the server's log, for a person; not committed (it names machine paths)

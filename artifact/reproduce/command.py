@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from artifact import claims, paths
+from artifact import claims, files, paths
 from artifact.contract.comparison import Comparison
 from artifact.errors import ReproduceError, StrictError, cli
 from artifact.log import Log, stderr
@@ -39,6 +39,8 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
     """Compare run set ``b`` with ``a`` under the ledger; write and render the comparison."""
     from artifact.render import comparison
 
+    if out is not None:  # before the analysis of both sets: a file is one line now
+        files.folder(out, what="--out", error=ReproduceError)
     out = out or default_out(a, b)
     ref, rep = runsets.pair_of(a, b, names=names)
     doc = document.build(ref, rep, claims.load(ledger), ledger_path=ledger)
@@ -119,8 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--out", type=Path, default=None)
     c.add_argument("--strict", action="store_true")
     c.add_argument("--ledger", type=Path, default=paths.CLAIMS)
-    sub.add_parser("readme", help="regenerate the README's example table from the "
-                   "comparison.json its marker names")
+    sub.add_parser("readme", help="regenerate the example table of docs/reproducing.md "
+                   "(linked from the README) from the comparison.json its marker names")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or args_list[0] not in ("run", "compare", "readme", "-h", "--help"):
         args_list = ["run", *args_list]  # `run` is the default command
@@ -129,12 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "compare":
             compare_sets(args.a, args.b, out=args.out, ledger=args.ledger, strict=args.strict)
         elif args.cmd == "readme":
-            from artifact.render.comparison import update_readme
+            from artifact.render.comparison import EXAMPLE_PAGE, update_example
 
-            source = update_readme(paths.ROOT / "README.md")
+            source = update_example(paths.ROOT / EXAMPLE_PAGE, root=paths.ROOT)
             shown = source.relative_to(paths.ROOT) if source else None
-            print(f"README.md: example table from {shown}" if source else
-                  "README.md: no reproduction-example marker")
+            print(f"{EXAMPLE_PAGE.as_posix()}: example table from {shown}" if source else
+                  f"{EXAMPLE_PAGE.as_posix()}: no reproduction-example marker")
         else:
             run_and_compare(selection=_selection(args, args.campaign),
                             campaign_file=args.campaign, reference=args.reference,

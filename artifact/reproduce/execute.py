@@ -25,13 +25,13 @@ from typing import Any
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.campaign.interleave import groups, run_group
-from artifact.campaign.prompts import ensure_prompt_set
 from artifact.hostlock import measuring
 from artifact.log import Log, stderr
 from artifact.reproduce import calibrate as cal
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, load_sample, this_machine
 from artifact.spec import Campaign, RunSpec, load_campaign
+from artifact.workloads import ensure_prompt_set
 
 _say: Log = stderr("reproduce")
 
@@ -75,6 +75,9 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
     Under this host's measurement lock; ``wait=False`` (``--no-wait``): fail at once with
     :class:`~artifact.errors.HostLockBusy` if another measurement holds it.
     """
+    if into is not None:  # before the lock and the toolchain: a wrong folder is one line now
+        plan.check_into(into)
+    plan.check_reference(reference)
     with measuring(f"reproduce {selection.label}", wait=wait, say=say):
         return _reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
                           root=root, into=into, dry_run=dry_run, show_progress=show_progress,

@@ -19,12 +19,13 @@ import datetime as dt
 import fnmatch
 import hashlib
 import json
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import records
+from artifact import files, paths, records
 from artifact.errors import PlanError
 
 SCHEMA = 1
@@ -200,11 +201,50 @@ got 'slow'
         raise fail("calibration.prompt_ids", "a list", c["prompt_ids"])
 
 
+def committed_runs() -> list[Path]:
+    """The folders a reproduction never writes into: the committed runs
+    (:data:`artifact.paths.COMMITTED_RUNS`) and each reproduction's own runs folder."""
+    return [*paths.COMMITTED_RUNS, *sorted(paths.REPRODUCTIONS.glob(f"*/{RUNS}"))]
+
+
+def check_into(folder: Path, *, committed: Sequence[Path] | None = None) -> Path:
+    """``folder`` (``--into``), a reproduction's own folder: :class:`PlanError`, one line, when
+    it is a file, or lies in (or is) a folder of :func:`committed_runs` (links resolved).
+
+    >>> import tempfile
+    >>> runs = Path(tempfile.mkdtemp()) / "runs"
+    >>> check_into(runs.parent / "rerun", committed=[runs]) == runs.parent / "rerun"
+    True
+    >>> check_into(runs / "final-none", committed=[runs])
+    Traceback (most recent call last):
+    ...
+    artifact.errors.PlanError: --into .../runs/final-none: inside the committed runs .../runs, \
+which only a campaign writes; choose a folder of the reproduction's own ...
+    """
+    files.folder(folder, what="--into", error=PlanError)
+    real = Path(os.path.realpath(folder))
+    for runs in committed_runs() if committed is None else committed:
+        if real.is_relative_to(os.path.realpath(runs)):
+            raise PlanError(f"--into {folder}: inside the committed runs {paths.shown(runs)}, "
+                            "which only a campaign writes; choose a folder of the "
+                            "reproduction's own (default: experiments/reproductions/"
+                            "<hardware>-<date>)")
+    return folder
+
+
+def check_reference(folder: Path) -> Path:
+    """``folder`` (``--reference``), the runs a reproduction is compared with: :class:`PlanError`,
+    one line, when it is a file, checked before anything is measured (a folder that is not one
+    of runs is said when the comparison reads it)."""
+    return files.folder(folder, what="--reference", error=PlanError)
+
+
 def resumable(folder: Path, selection: Selection, campaign: str) -> bool:
     """True when ``folder`` holds a reproduction of exactly this selection (resume it).
 
     A folder holding another selection is an error: reproductions are never mixed.
     """
+    files.folder(folder, what="reproduction folder", error=PlanError)
     manifest = read_manifest(folder)
     if manifest is None:
         if folder.exists() and any(folder.iterdir()):

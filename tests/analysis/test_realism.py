@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from artifact import files, imports, paths, records
+from artifact import files, imports, paths, records, warning_classes
 from artifact.analysis import realism as R
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
@@ -119,7 +120,7 @@ def test_strata_are_analysed_apart_and_the_main_one_is_one_stream(tmp_path: Path
     for run in MAIN_RUNS:  # a concurrency-5 stratum with more servers than the main one
         _restratified(root, run, f"c5-{run}", concurrency=5)
     _restratified(root, "realism-ngram-mod", "c5-extra", concurrency=5)
-    _restratified(root, "realism-ngram-mod", "code-ngram", prompt_set="realism-code")
+    _restratified(root, "realism-code-ngram-mod", "code-ngram")  # its own set's sessions
     got = R.build_realism(root, bootstrap=FAST)
     main = R.build_realism(paths.REALISM_RUNS, bootstrap=FAST) if all(
         (paths.REALISM_RUNS / r).is_dir() for r in MAIN_RUNS) else None
@@ -170,3 +171,105 @@ def test_the_concurrency_stratum_reuses_the_shared_prompt_and_no_other_sides_cac
         # every other side's first turn reuses the template's opening only
         assert max(v for k, v in top.items() if k != "synthetic-prefix") <= 32, top
         assert s["contention"] is not None and s["contention"]["n_contended"] == 0
+
+
+# --- the records' rules: the session lock and the contention window (hardening) ---------------
+
+
+def _copy(tmp_path: Path, *runs: str) -> Path:
+    root = tmp_path / "runs"
+    for run in runs:
+        shutil.copytree(paths.REALISM_RUNS / run, root / run)
+    return root
+
+
+def _rewrite(path: Path, change: Any) -> None:
+    """Each JSON line of ``path`` through ``change`` (which edits it in place)."""
+    rows = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        change(r)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _fatal(got: R.contract.Realism) -> list[str]:
+    return [f"{warning_classes.classify(w)}: {w}" for w in warning_classes.fatal(got["warnings"])]
+
+
+PAIR = ("realism-none", "realism-ngram-mod")
+
+
+def test_the_committed_runs_raise_no_fatal_warning(study: R.contract.Realism) -> None:
+    assert _fatal(study) == []
+
+
+def test_turns_of_a_session_not_in_the_lock_are_excluded_and_fatal(tmp_path: Path) -> None:
+    """The plan and the records both hold a session the lock does not: an id swapped in
+    (before: its turns were analysed as if locked, without a word)."""
+    root = _copy(tmp_path, *PAIR)
+    clean = R.build_realism(root, bootstrap=FAST)
+    victim = json.loads((root / PAIR[0] / records.RESULTS).read_text().splitlines()[0])
+    sid = victim["session_id"]
+    for run in PAIR:  # renamed everywhere: plan and records agree, only the lock says no
+        for name in (records.RESULTS, records.SESSIONS):
+            _rewrite(root / run / name, lambda r: r.update(session_id="XX-not-locked")
+                     if r["session_id"] == sid else None)
+    got = R.build_realism(root, bootstrap=FAST)
+    assert got["protocol"]["n_sessions"] == clean["protocol"]["n_sessions"] - 1
+    fatal = _fatal(got)
+    assert len(fatal) == 2 and all(f.startswith("off-lock: run realism-") for f in fatal)
+    assert "record(s) of a session not in the session lock excluded: " in fatal[0]
+    assert "XX-not-locked" in fatal[0] and "\n" not in fatal[0]
+
+
+def test_a_session_dropped_from_the_lock_is_fatal(tmp_path: Path) -> None:
+    root = _copy(tmp_path, *PAIR)
+    locks = tmp_path / "sessions"
+    shutil.copytree(paths.SESSION_LOCKS, locks)
+    lines = (locks / "realism.txt").read_text(encoding="utf-8").splitlines()
+    dropped = next(ln for ln in lines if ln and not ln.startswith("#"))
+    (locks / "realism.txt").write_text("\n".join(ln for ln in lines if ln != dropped) + "\n",
+                                       encoding="utf-8")
+    got = R.build_realism(root, bootstrap=FAST, locks=locks)
+    assert got["protocol"]["n_sessions"] == 39
+    classes = sorted(f.split(":")[0] for f in _fatal(got))
+    assert classes == ["off-lock"] * 4  # per run: the lock changed, and its turns excluded
+    assert any(f"{dropped}#0" in w and "not in the session lock" in w for w in got["warnings"])
+    assert any("measured under another session lock" in w for w in got["warnings"])
+
+
+def test_a_run_whose_lock_cannot_be_read_is_left_out(tmp_path: Path) -> None:
+    root = _copy(tmp_path, *PAIR)
+    locks = tmp_path / "sessions"
+    locks.mkdir()
+    with pytest.raises(AnalysisError, match="no realism run to analyse"):
+        R.build_realism(root, bootstrap=FAST, locks=locks)
+    runs, warnings = R.load_runs(root, locks=locks)
+    assert runs == [] and len(warnings) == 2
+    assert all(warning_classes.classify(w) == "run-left-out" and "realism.txt" in w
+               for w in warnings)
+
+
+@pytest.mark.parametrize("strip", [
+    lambda r: (r.pop("contention"), r.pop("contended")),  # measured before the fields existed
+    lambda r: r.update(contention={"unavailable": "no /proc on this OS"}, contended=None),
+])
+def test_turns_without_contention_fields_are_a_fatal_warning(tmp_path: Path, strip: Any) -> None:
+    root = _copy(tmp_path, *PAIR)
+    clean = R.build_realism(root, bootstrap=FAST)
+    n = 0
+
+    def change(r: dict[str, Any]) -> None:
+        nonlocal n
+        if r["side"] == "real-b" and r["turn"] == 5 and r["contended"] is False:
+            strip(r)
+            n += 1
+
+    _rewrite(root / PAIR[1] / records.RESULTS, change)
+    got = R.build_realism(root, bootstrap=FAST)
+    (w,) = _fatal(got)
+    assert w.startswith(f"unknown-contention: run {PAIR[1]}: {n} of ")
+    assert "turn(s) with no contention fields" in w and "analysed as if quiet" in w
+    # analysed as before (as if quiet): only the contention summary loses the turns
+    for a, b in zip(got["servers"], clean["servers"], strict=True):
+        assert a["sides"] == b["sides"]
+    assert got["comparisons"] == clean["comparisons"]

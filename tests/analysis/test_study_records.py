@@ -356,4 +356,4 @@ def test_a_plan_with_a_bad_byte_is_never_a_finished_run(tmp_path: Path) -> None:
     assert runner.run_is_current(spec, tmp_path / "runs") is False  # b's turns: not "done"
     with pytest.raises(records.RecordError, match=r"sessions.jsonl: 1 unreadable line\(s\): "
                                                   r"the run's plan is damaged"):
-        runner._planned_sessions(None, spec, run, lambda _: None)  # type: ignore[arg-type]
+        runner._plan(None, spec, run, lambda _: None, None, None)  # type: ignore[arg-type]

@@ -158,6 +158,7 @@ def test_a_short_real_measurement_then_resume(tmp_path: Path) -> None:
     log = (out / records.SERVER_LOG).read_text()
     assert f"{sc.MARKER} measure begin" in log
     fit = costmodel.model_cost("m", rows).fit
+    assert fit is not None
     # the fit is made from these rows (its slope over n = 1..3 is left to the real campaign: six
     # requests of a few ms each give a sign that follows the machine's load, not the model)
     assert fit.n_points == 3 and fit.a_ms > 0 and math.isfinite(fit.b_ms)

@@ -11,11 +11,12 @@ import pytest
 
 from artifact import records
 from artifact.campaign import runner
-from artifact.campaign import sessions as S
-from artifact.campaign import synthetic as Y
 from artifact.campaign.server import Server, ServerFiles
-from artifact.campaign.workload import CPT_TOLERANCE, ServerTokenizer, plan
+from artifact.campaign.tokenizer import ServerTokenizer
 from artifact.spec import load_campaign
+from artifact.workloads import sessions as S
+from artifact.workloads import synthetic as Y
+from artifact.workloads.sessionplan import CPT_TOLERANCE, plan_sessions
 
 pytestmark = pytest.mark.server
 
@@ -92,7 +93,7 @@ def test_plan_on_the_real_template_keeps_prompt_tokens(tokenizer: ServerTokenize
     convs = [conv("x1", "sort a list"), conv("x2", "read a file")]
     for knobs in (Y.Knobs(style="english"), Y.Knobs(style="code", prefix_tokens=32),
                   Y.Knobs(recurrent=True)):
-        p = plan(convs, tokenizer, knobs, ctx_size=2048, cap=16, seed=3)
+        p = plan_sessions(convs, tokenizer, knobs, ctx_size=2048, cap=16, seed=3)
         for sid in ("x1", "x2"):
             real, synth = (next(s for s in p.sessions if s.side == side and s.session_id == sid)
                            for side in ("real", "synthetic"))

@@ -1,4 +1,5 @@
-"""The README's claims map is generated from the ledger and the committed runs, and current."""
+"""The claims map (docs/claims.md, linked from the README) is generated from the ledger and the
+committed runs, and current."""
 
 from __future__ import annotations
 
@@ -7,12 +8,19 @@ from pathlib import Path
 import pytest
 
 from artifact import claims, paths
-from artifact.render import claimsmap
+from artifact.render import claimsmap, tasks
 
 
-def test_readme_claims_map_is_current() -> None:
+def test_claims_map_is_current() -> None:
     old, new = claimsmap.current()
-    assert old == new, "README.md's claims map is stale: run `doit readme` and commit README.md"
+    assert old == new, ("docs/claims.md's claims map is stale: run `doit readme` and commit "
+                        "docs/claims.md")
+
+
+def test_the_task_writes_the_page_the_readme_links() -> None:
+    assert claimsmap.PAGE == paths.ROOT / "docs" / "claims.md"
+    assert tasks.task_readme()["targets"] == [str(claimsmap.PAGE)]
+    assert "(docs/claims.md)" in (paths.ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_claim_has_a_row_with_its_runs_and_time() -> None:
@@ -31,16 +39,16 @@ def test_every_claim_has_a_row_with_its_runs_and_time() -> None:
 
 
 def test_update_replaces_only_the_section() -> None:
-    readme = f"intro\n{claimsmap.BEGIN}\nold\n{claimsmap.END}\nrest\n"
+    page = f"intro\n{claimsmap.BEGIN}\nold\n{claimsmap.END}\nrest\n"
     expected = f"intro\n{claimsmap.BEGIN}\nnew\n{claimsmap.END}\nrest\n"
-    assert claimsmap.update(readme, "new\n") == expected
+    assert claimsmap.update(page, "new\n") == expected
 
 
 def test_missing_markers_are_one_clear_error(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text("no section here\n")
-    with pytest.raises(claimsmap.ClaimsMapError, match=r"README\.md: no claims-map section"):
-        claimsmap.current(readme)
+    page = tmp_path / "claims.md"
+    page.write_text("no section here\n")
+    with pytest.raises(claimsmap.ClaimsMapError, match=r"claims\.md: no claims-map section"):
+        claimsmap.current(page)
 
 
 def test_time_is_what_the_runs_measured(tmp_path: Path) -> None:
@@ -57,10 +65,10 @@ def test_time_is_what_the_runs_measured(tmp_path: Path) -> None:
                    "4 cores, X, 2 server threads, no GPU |")
 
 
-def test_a_missing_or_unreadable_readme_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(claimsmap.ClaimsMapError, match=r"README\.md: file not found"):
-        claimsmap.current(tmp_path / "README.md")
-    bad = tmp_path / "README.md"
+def test_a_missing_or_unreadable_page_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(claimsmap.ClaimsMapError, match=r"claims\.md: file not found"):
+        claimsmap.current(tmp_path / "claims.md")
+    bad = tmp_path / "claims.md"
     bad.write_bytes(b"\xff\xfe not text")
-    with pytest.raises(claimsmap.ClaimsMapError, match=r"README\.md: cannot be read"):
+    with pytest.raises(claimsmap.ClaimsMapError, match=r"claims\.md: cannot be read"):
         claimsmap.current(bad)

@@ -1,5 +1,6 @@
-"""A fatal warning of another study's analysis (accsplit.json, workload.json) fails
-`doit verify --strict` like the core's, and is listed in the report with its file (issue 19)."""
+"""A fatal warning of another study's analysis (accsplit.json, workload.json, realism.json,
+costmodel.json) fails `doit verify --strict` like the core's, and is listed in the report with its
+file (issue 19)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ from .fixture import build_summary
 DUP = "run w1-x: results.jsonl: 1 duplicate record(s) excluded, first copy kept: chat/a#0"
 ONE_SIDED = ("run workload-code: 1 session(s) measured on one side only (real:s3), left out "
              "of the comparison")
+OFF_LOCK = ("run realism-none: results.jsonl: 1 record(s) of a session not in the session lock "
+            "excluded: real-a:x#0")
+NO_CONTENTION = ("run realism-none: 3 of 960 turn(s) with no contention fields (no contention "
+                 "window recorded, or none available), analysed as if quiet: real-a:x#0")
+REFUSED = ("m/steps.jsonl: 1 row(s) with impossible values refused: line 4 (prompt_ms nan: "
+           "expected a time in ms, finite, above 0 and at most 120000)")
+TWO_FOLDERS = "run m-copy: model 'm' already used by m; run skipped"
 
 
 def _inputs(tmp_path: Path) -> dict[str, Path]:
@@ -31,7 +39,12 @@ def _inputs(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("name,warning,cls", [("accsplit.json", DUP, "duplicate-records"),
-                                              ("workload.json", ONE_SIDED, "one-sided")])
+                                              ("workload.json", ONE_SIDED, "one-sided"),
+                                              ("realism.json", OFF_LOCK, "off-lock"),
+                                              ("realism.json", NO_CONTENTION,
+                                               "unknown-contention"),
+                                              ("costmodel.json", REFUSED, "impossible-records"),
+                                              ("costmodel.json", TWO_FOLDERS, "run-left-out")])
 def test_a_fatal_warning_of_another_study_fails_strict(tmp_path: Path, name: str, warning: str,
                                                        cls: str) -> None:
     kw = _inputs(tmp_path)
@@ -39,7 +52,7 @@ def test_a_fatal_warning_of_another_study_fails_strict(tmp_path: Path, name: str
     study.write_text(json.dumps({"warnings": [warning]}), encoding="utf-8")
     report.verify(**kw, figures=[], studies=[study, tmp_path / "absent.json"])  # type: ignore[arg-type]
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert f"{name}: {warning}".replace("#", "\\#") in text
+    assert f"{name}: {warning}".replace("#", "\\#").replace("_", "\\_") in text  # Markdown
     with pytest.raises(claims.ClaimsError, match=rf"analysis warning\(s\) of a fatal class "
                                                  rf"\({cls}"):
         report.verify(**kw, figures=[], strict=True, studies=[study])  # type: ignore[arg-type]
@@ -48,8 +61,9 @@ def test_a_fatal_warning_of_another_study_fails_strict(tmp_path: Path, name: str
     assert cls not in str(err.value)
 
 
-def test_the_verify_task_reads_both_studies() -> None:
+def test_the_verify_task_reads_every_study() -> None:
     from artifact.render import tasks
 
     deps = set(tasks.task_verify()["file_dep"])
-    assert {str(paths.ACCSPLIT), str(paths.WORKLOAD)} <= deps
+    assert {str(paths.ACCSPLIT), str(paths.WORKLOAD), str(paths.REALISM),
+            str(paths.COSTMODEL)} <= deps

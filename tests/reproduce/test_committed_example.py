@@ -1,5 +1,5 @@
 """The committed example reproduction: its report is what the committed files give, and the
-README's table is generated from it."""
+table of docs/reproducing.md (linked from the README) is generated from it."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ MARKER = re.compile(
 
 
 def example() -> tuple[Path, str]:
-    m = MARKER.search((paths.ROOT / "README.md").read_text(encoding="utf-8"))
-    assert m, "README.md: no reproduction-example marker"
+    m = MARKER.search((paths.ROOT / comparison.EXAMPLE_PAGE).read_text(encoding="utf-8"))
+    assert m, f"{comparison.EXAMPLE_PAGE}: no reproduction-example marker"
     return paths.ROOT / m.group(1), m.group(2)
 
 
@@ -24,7 +24,7 @@ def test_the_readme_table_is_generated_from_the_committed_comparison() -> None:
     source, table = example()
     assert source.is_file(), source
     assert table == comparison.example_table(comparison.load(source)), \
-        "README.md is stale: run `python -m artifact.reproduce readme`"
+        f"{comparison.EXAMPLE_PAGE} is stale: run `python -m artifact.reproduce readme`"
 
 
 def test_the_committed_comparison_is_what_the_committed_runs_give(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`compare` with a mistyped reproduction.json and `readme` without README.md: one line each."""
+"""`compare` with a mistyped reproduction.json and `readme` without its page: one line each."""
 
 from __future__ import annotations
 
@@ -61,9 +61,9 @@ def test_the_committed_manifest_passes(tmp_path: Path) -> None:
     assert plan.read_manifest(tmp_path) == json.loads(COMMITTED.read_text())
 
 
-def test_readme_without_readme_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_without_its_page_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(paths, "ROOT", tmp_path)
     assert command.main(["readme"]) == 2
     err = capsys.readouterr().err
-    assert err == f"error: {tmp_path / 'README.md'}: file not found\n"
+    assert err == f"error: {tmp_path / 'docs' / 'reproducing.md'}: file not found\n"

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from artifact import executor_spec, paths
-from artifact.campaign.slurm import SlurmCampaign
-from artifact.campaign.slurm_script import JobScriptError, job_script
 from artifact.executor_spec import SlurmSettings
+from artifact.executors.slurm import SlurmCampaign
+from artifact.executors.slurm_script import JobScriptError, job_script
 from artifact.spec import load_campaign
 
 from .test_slurm_units import campaign

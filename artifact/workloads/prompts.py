@@ -245,13 +245,33 @@ def read_prompt_set(path: Path) -> tuple[list[Prompt], str]:
     return prompts, _sha(body)
 
 
-def ensure_prompt_set(name: str, model: Path) -> tuple[list[Prompt], str]:
-    """The named set, built from its recipe when not yet written."""
+def select_prompts(prompts: list[Prompt], prompt_ids: frozenset[str] | None) -> list[Prompt]:
+    """The prompts a run sends: all of its set, or those named (in the set's order).
+
+    >>> ps = [Prompt(id=i, domain="d", source="s", text=i, sha256="") for i in "abc"]
+    >>> [p.id for p in select_prompts(ps, frozenset({"c", "a"}))]
+    ['a', 'c']
+    """
+    if prompt_ids is None:
+        return prompts
+    unknown = prompt_ids - {p.id for p in prompts}
+    if unknown:
+        raise PromptSetError(f"prompt ids not in the prompt set: {', '.join(sorted(unknown))}")
+    return [p for p in prompts if p.id in prompt_ids]
+
+
+def ensure_prompt_set(name: str, model: Path | None) -> tuple[list[Prompt], str]:
+    """The named set, built from its recipe (and ``model``'s chat template) when not yet
+    written; without a model, a set not yet written is a :class:`PromptSetError`."""
     path = prompt_set_path(name)
     if not path.exists():
         recipes = load_recipes()
         if name not in recipes:
             raise PromptSetError(f"prompt_sets.toml: sets.{name}: no such recipe "
                                  f"(have: {', '.join(sorted(recipes))})")
+        if model is None:
+            raise PromptSetError(f"prompt set {name!r} is not drawn yet "
+                                 f"({paths.shown(path)}): `doit prompts` draws it from its "
+                                 "recipe and the model's chat template")
         write_prompt_set(build_prompt_set(recipes[name], model), path)
     return read_prompt_set(path)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from artifact import records
-from artifact.campaign import ledger, slurm_job
-from artifact.campaign.slurm import RunStatus, SlurmCampaign, SlurmError
+from artifact.executors import RunStatus, ledger, slurm_job
+from artifact.executors.slurm import SlurmCampaign, SlurmError
 from artifact.spec import load_campaign
 
 CAMPAIGN = """
@@ -156,3 +156,16 @@ def test_without_slurm_a_submission_is_one_line(tmp_path: Path,
     with pytest.raises(SlurmError, match=r"^scontrol not found: the Slurm executor needs"):
         SlurmCampaign(camp, tmp_path / "runs").submit(camp.runs[0], print)
     assert not (tmp_path / "runs").exists()  # nothing recorded, nothing to collect later
+
+
+def test_the_job_pickles_by_its_import_path() -> None:
+    """submitit pickles the job; the node unpickles it by the class's import path."""
+    import pickle
+
+    import cloudpickle
+
+    job = slurm_job.MeasureJob("c.toml", "r", "/runs", "/locks")
+    blob = cloudpickle.dumps(job)
+    assert b"artifact.executors.slurm_job" in blob
+    back = pickle.loads(blob)
+    assert type(back) is slurm_job.MeasureJob and vars(back) == vars(job)

@@ -1,8 +1,9 @@
 """What one Slurm job does on its node: check the toolchain, then measure (or resume) one run.
 
-The job is a :class:`MeasureJob` pickled by submitit; it imports this package from the
-repository the campaign was submitted from (the job's working directory), so the nodes must
-see that checkout and its Python environment (a shared filesystem, as on any cluster).
+The job is a :class:`MeasureJob` pickled by submitit (by its import path,
+``artifact.executors.slurm_job.MeasureJob``); it imports this package from the repository the
+campaign was submitted from (the job's working directory), so the nodes must see that checkout
+and its Python environment (a shared filesystem, as on any cluster).
 
 Before anything is measured the node is checked, and a node that cannot measure fails fast with
 one line naming the node and what is missing (:class:`NodeError`): the ``llama-server`` binary
@@ -33,11 +34,11 @@ from typing import Any
 import submitit
 
 from artifact import hardware, toolchain
-from artifact.campaign import ledger
 from artifact.campaign.fingerprint import cpu_model
 from artifact.campaign.gpu import gpu_driver, gpu_name
 from artifact.campaign.runner import recorded_config, run
 from artifact.errors import ArtifactError
+from artifact.executors import ledger
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec, load_campaign

@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from artifact import paths, records
-from artifact.campaign import ledger, runner
-from artifact.campaign.slurm import ALIVE, squeue
+from artifact.campaign import runner
+from artifact.executors import ledger
+from artifact.executors.slurm import ALIVE, squeue
 from artifact.spec import load_campaign
 
 pytestmark = pytest.mark.slurm

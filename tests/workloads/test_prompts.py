@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from artifact import paths
-from artifact.campaign import prompts as P
+from artifact.workloads import prompts as P
 
 
 def test_recipes_are_valid_and_name_the_study_and_kick_sets() -> None:

@@ -1,7 +1,7 @@
 """The Slurm executor: one run = one job, submitted with submitit, watched through squeue.
 
-``submit`` sends a run that is not current as one job (:class:`~artifact.campaign.slurm_job.
-MeasureJob`) unless the run's ledger (``<run>/slurm.jsonl``, :mod:`artifact.campaign.ledger`)
+``submit`` sends a run that is not current as one job (:class:`~artifact.executors.slurm_job.
+MeasureJob`) unless the run's ledger (``<run>/slurm.jsonl``, :mod:`artifact.executors.ledger`)
 names a job that Slurm still holds (pending, running, requeued, completing): a second
 ``doit campaign`` while jobs are queued submits nothing. ``watch`` shows a progress view over
 the jobs (pending / running / done / failed, each run's own progress read from its run
@@ -10,7 +10,7 @@ A job that ended without completing its run is said in one line, with why and it
 
 Why submitit: it pickles the job and, on a time-out or preemption signal, checkpoints and
 requeues it (``scontrol requeue``); the sbatch script it submits is written by
-:mod:`artifact.campaign.slurm_script`, every value checked or quoted. The runner's
+:mod:`artifact.executors.slurm_script`, every value checked or quoted. The runner's
 append-and-resume makes the requeued job continue where the first stopped. Job states are read
 with ``squeue`` (which every Slurm answers, with or without accounting); ``sacct`` is asked
 only for the final state of a job that ``squeue`` has already forgotten.
@@ -36,12 +36,12 @@ from pathlib import Path
 import submitit
 
 from artifact import paths, records
-from artifact.campaign import ledger
-from artifact.campaign.runner import recorded_config, run_is_current, supersede_if_changed
-from artifact.campaign.slurm_job import MeasureJob
-from artifact.campaign.slurm_script import job_script
-from artifact.errors import ArtifactError
+from artifact.campaign.runner import run_is_current, runs_folder, supersede_if_changed
+from artifact.errors import ArtifactError, SpecError
 from artifact.executor_spec import SlurmSettings
+from artifact.executors import RunStatus, ledger, progress
+from artifact.executors.slurm_job import MeasureJob
+from artifact.executors.slurm_script import job_script
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
@@ -65,32 +65,6 @@ class JobState:
     state: str  # squeue's %T, e.g. PENDING, RUNNING, CANCELLED
     node: str  # %N, empty while pending
     reason: str  # %r, e.g. Resources, Priority, None
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    run_id: str
-    state: str  # "done" | "pending" | "running" | "failed" | "to submit"
-    job_id: str | None
-    node: str | None
-    n_done: int
-    n_expected: int | None
-    why: str | None = None  # pending reason, or why the job failed
-    log: str | None = None
-
-    def line(self) -> str:
-        prog = f"{self.n_done}/{self.n_expected if self.n_expected is not None else '?'}"
-        job = f"job {self.job_id}" if self.job_id else "no job"
-        where = f" on {self.node}" if self.node else ""
-        why = (f" ({self.why})" if self.why and self.why != "None" and self.state == "pending"
-               else "")
-        return f"{self.run_id:28s} {self.state:9s} {prog:>7s}  {job}{where}{why}"
-
-    def failure(self) -> str:
-        """One line: the run, the job, why it failed and where its Slurm log is."""
-        return (f"{self.run_id}: job {self.job_id} failed{' on ' + self.node if self.node else ''}"
-                f" after {self.n_done}/{self.n_expected or '?'} requests: {self.why}; "
-                f"log: {self.log}")
 
 
 def _run_cmd(cmd: list[str]) -> subprocess.CompletedProcess[str]:
@@ -156,7 +130,7 @@ def _minutes(t: str) -> int:
 
 
 class _Submitter(submitit.SlurmExecutor):
-    """submitit's executor, its job script written by :func:`~artifact.campaign.slurm_script.
+    """submitit's executor, its job script written by :func:`~artifact.executors.slurm_script.
     job_script` (every value checked or quoted; no ``--time`` unless one was asked for)."""
 
     def __init__(self, folder: Path, settings: SlurmSettings, job_name: str) -> None:
@@ -169,25 +143,24 @@ class _Submitter(submitit.SlurmExecutor):
         return self.script
 
 
-def _progress(run: Path, spec: RunSpec) -> tuple[int, int | None]:
-    config = recorded_config(run)
-    n = None
-    if config is not None:
-        ps = config.get("prompt_set", {})
-        if isinstance(ps, dict) and isinstance(ps.get("n"), int):
-            n = ps["n"] * spec.repeats
-    keys = {(r.get("prompt_id"), r.get("repeat"))
-            for r in records.iter_jsonl(run / records.RESULTS) if r is not None}
-    return len(keys), n
+def local_only(specs: Sequence[RunSpec], where: str) -> None:
+    """Refuse interleaved runs: a Slurm job measures one run, and a group must be measured
+    together on one host. One line naming the file and a run."""
+    grouped = [s for s in specs if s.interleave is not None]
+    if grouped:
+        raise SpecError(f"{where}: run {grouped[0].run_id} is in interleave group "
+                        f"{grouped[0].interleave!r}, which measures on one host: run it with "
+                        "--executor local (a Slurm job measures one run)")
 
 
 class SlurmCampaign:
-    """Submit and watch the runs of one campaign as Slurm jobs."""
+    """Submit and watch the runs of one campaign as Slurm jobs (an
+    :class:`~artifact.executors.Executor`)."""
 
     def __init__(self, campaign: Campaign, runs_root: Path,
                  settings: SlurmSettings | None = None) -> None:
         self.campaign = campaign
-        self.runs_root = runs_root
+        self.runs_root = runs_folder(runs_root)
         self.settings = settings or campaign.executor.slurm
         base = Path(self.settings.log_dir) if self.settings.log_dir else runs_root / "_slurm"
         self.log_root = base / "logs" if not self.settings.log_dir else base
@@ -262,7 +235,7 @@ class SlurmCampaign:
         out = []
         for spec in specs:
             run = self.runs_root / spec.run_id
-            n_done, n_exp = _progress(run, spec)
+            n_done, n_exp = progress(run, spec)
             job = last.get(spec.run_id)
             if run_is_current(spec, self.runs_root):
                 out.append(RunStatus(spec.run_id, "done", job.job_id if job else None,

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from artifact.campaign import synthetic as Y
-from artifact.campaign.sessions import Conversation, Turn
-from artifact.campaign.workload import plan, session_from_json, session_to_json
-from tests.campaign.toytok import ToyTokenizer
+from artifact.workloads import synthetic as Y
+from artifact.workloads.sessionplan import plan_sessions, session_from_json, session_to_json
+from artifact.workloads.sessions import Conversation, Turn
+from tests.workloads.toytok import ToyTokenizer
 
 
 @pytest.mark.parametrize("style", Y.STYLES)
@@ -72,7 +72,7 @@ def sessions() -> list[Conversation]:
 ], ids=["english", "code", "code+prefix", "recurrent"])
 def test_plan_keeps_every_turns_token_counts_and_locks_ids(knobs: Y.Knobs) -> None:
     tok = ToyTokenizer()
-    p = plan(sessions(), tok, knobs, ctx_size=4096, cap=8, seed=1)
+    p = plan_sessions(sessions(), tok, knobs, ctx_size=4096, cap=8, seed=1)
     real = {s.session_id: s for s in p.sessions if s.side == "real"}
     synth = {s.session_id: s for s in p.sessions if s.side == "synthetic"}
     assert set(real) == set(synth) == {"s0", "s1", "s2"}  # source locking
@@ -104,7 +104,7 @@ def test_recurrent_filler_is_other_sessions_text() -> None:
     convs = [Conversation(id=f"s{i}", n_turns_full=2, turns=tuple(
         Turn(user=" ".join([a, b] * (10 + t)), reply=" ".join([b, a] * (8 + t)))
         for t in range(2))) for i, (a, b) in enumerate(vocab)]
-    p = plan(convs, tok, Y.Knobs(recurrent=True), ctx_size=4096, cap=8, seed=1)
+    p = plan_sessions(convs, tok, Y.Knobs(recurrent=True), ctx_size=4096, cap=8, seed=1)
     for s in p.sessions:
         if s.side != "synthetic":
             continue
@@ -124,7 +124,7 @@ def test_prefix_too_long_for_a_short_first_turn_gets_fewer_blocks() -> None:
     tok = ToyTokenizer()
     short = [Conversation(id="s", n_turns_full=1, turns=(Turn(user="alpha " * 6,
                                                               reply="be do"),))]
-    p = plan(short, tok, Y.Knobs(prefix_tokens=64, block=16), ctx_size=4096, cap=8, seed=1)
+    p = plan_sessions(short, tok, Y.Knobs(prefix_tokens=64, block=16), ctx_size=4096, cap=8, seed=1)
     y = next(s for s in p.sessions if s.side == "synthetic")
     r = next(s for s in p.sessions if s.side == "real")
     # 13 toy tokens of user text: a 16-token system prompt adds 8 beyond the default; 32 would
@@ -137,7 +137,7 @@ def test_a_session_that_cannot_fit_at_turn_zero_is_left_out_with_one_line() -> N
     tok = ToyTokenizer()
     convs = sessions()
     big = Conversation(id="huge", n_turns_full=1, turns=(Turn(user="alpha " * 400, reply="x"),))
-    p = plan([big, *convs], tok, Y.Knobs(), ctx_size=300, cap=8, seed=1)
+    p = plan_sessions([big, *convs], tok, Y.Knobs(), ctx_size=300, cap=8, seed=1)
     assert {s.session_id for s in p.sessions} == {"s0", "s1", "s2"}
     assert len(p.problems) == 1
     assert p.problems[0].startswith("session 'huge': turn 0 needs ")
@@ -146,12 +146,13 @@ def test_a_session_that_cannot_fit_at_turn_zero_is_left_out_with_one_line() -> N
 
 def test_context_rule_truncates_long_sessions() -> None:
     tok = ToyTokenizer()
-    p = plan(sessions(), tok, Y.Knobs(), ctx_size=150, cap=8, seed=1)
+    p = plan_sessions(sessions(), tok, Y.Knobs(), ctx_size=150, cap=8, seed=1)
     for s in p.sessions:
         assert all(t.prompt_tokens + t.n_predict <= 150 for t in s.turns)
     assert max(len(s.turns) for s in p.sessions) < 6
 
 
 def test_plan_round_trips_through_json() -> None:
-    p = plan(sessions(), ToyTokenizer(), Y.Knobs(prefix_tokens=16), ctx_size=4096, cap=8, seed=1)
+    p = plan_sessions(sessions(), ToyTokenizer(), Y.Knobs(prefix_tokens=16), ctx_size=4096,
+                      cap=8, seed=1)
     assert [session_from_json(session_to_json(s)) for s in p.sessions] == p.sessions
