@@ -16,6 +16,7 @@ import pytest
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.spec import load_campaign
+from tests import measured
 
 pytestmark = pytest.mark.server
 
@@ -70,11 +71,8 @@ def wait_for_results(run: Path, n: int, timeout_s: float = 120.0) -> None:
 
 
 def one_record_per_prompt(run: Path) -> list[str]:
-    results, bad = records.read_results(run)
-    ids = [r.prompt_id for r in results]
-    assert bad == 0
-    assert len(ids) == len(set(ids)), f"duplicated records: {ids}"
-    return ids
+    """The prompt ids of a one-repeat run, one each (:func:`measured.one_record_per_request`)."""
+    return [p for p, _ in measured.one_record_per_request(run)]
 
 
 def test_kick_campaign_end_to_end(real_toolchain: tuple[str, str], tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from artifact.campaign import runner
 from artifact.executors import ledger
 from artifact.executors.slurm import ALIVE, squeue
 from artifact.spec import load_campaign
+from tests import measured
 
 pytestmark = pytest.mark.slurm
 
@@ -115,12 +116,7 @@ def n_results(run: Path) -> int:
     return len(records.read_results(run)[0])
 
 
-def one_record_per_request(run: Path) -> list[tuple[str, int]]:
-    results, bad = records.read_results(run)
-    keys = [r.key for r in results]
-    assert bad == 0
-    assert len(keys) == len(set(keys)), f"duplicated records: {sorted(keys)}"
-    return keys
+one_record_per_request = measured.one_record_per_request
 
 
 def last_job(run: Path) -> ledger.JobView:

@@ -52,8 +52,17 @@ def test_kick_reproduction_leaves_the_committed_runs_alone_and_compares_them(
         # greedy decoding, same build and model: the same tokens as the committed runs
         assert row["same_outputs"] == [3, 3], row["run"]
     verdicts = {c["id"]: c["verdict"] for c in doc["claims"]}
-    assert verdicts["draft-self-alpha"] == "reproduced"
-    assert verdicts["self-draft-accepts-nearly-all"] == "holds"
+    drafted, _ = records.read_results(folder / plan.RUNS / "final-draft-self")
+    if all(r.contended for r in drafted) or all(
+            r.contended for r in records.read_results(folder / plan.RUNS / "final-none")[0]):
+        # A machine so busy that every request was contended (the tests may run beside other
+        # work): no timing statistic, so no speedup, and the draft-model claims, read through
+        # the runs ranked by speedup, cannot be recomputed: said as missing, never as wrong.
+        assert {verdicts[c] for c in ("draft-self-speedup", "draft-self-alpha",
+                                      "self-draft-accepts-nearly-all")} <= {"missing"}
+    else:
+        assert verdicts["draft-self-alpha"] == "reproduced"
+        assert verdicts["self-draft-accepts-nearly-all"] == "holds"
     assert verdicts["records"] == "not run"
     assert (folder / command.REPORT / "comparison.html").exists()
     assert any(line.startswith("report ") for line in lines)
