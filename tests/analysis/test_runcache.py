@@ -169,18 +169,24 @@ class _Payload:
         return os.system, (f"touch {self.marker}",)
 
 
-def test_a_planted_entry_runs_nothing_and_is_a_miss(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every entry (reductions and the stat memo) replaced by a pickle that runs a command: the
-    next build computes the same summary and the command never runs."""
-    import pickle
-
+def _two_runs_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+    """Two runs, their summary computed fresh and then kept: (runs, cache, summary text)."""
     monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
     root, cache = tmp_path / "runs", tmp_path / "cache"
     for sp in corpus.study_specs()[:2]:
         corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
     want = _text(root, None)
     assert _text(root, cache) == want
+    return root, cache, want
+
+
+def test_a_planted_entry_runs_nothing_and_is_a_miss(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry (reductions and the stat memo) replaced by a pickle that runs a command: the
+    next build computes the same summary and the command never runs."""
+    import pickle
+
+    root, cache, want = _two_runs_cached(tmp_path, monkeypatch)
     marker = tmp_path / "pwned"
     planted = list(cache.rglob("*.json"))
     assert len(planted) == 3  # two reductions, one memo
@@ -207,12 +213,7 @@ def test_another_runs_entry_is_never_served(tmp_path: Path,
     other's key: the summary stays the fresh one, byte for byte."""
     from artifact.analysis import cachecodec
 
-    monkeypatch.setattr(runcache, "SETTLE_S", 0.0)
-    root, cache = tmp_path / "runs", tmp_path / "cache"
-    for sp in corpus.study_specs()[:2]:
-        corpus.write_study_run(root, sp, scale=corpus.TEST_SCALE)
-    want = _text(root, None)
-    assert _text(root, cache) == want
+    root, cache, want = _two_runs_cached(tmp_path, monkeypatch)
     a, b = _entries(cache)
     a.write_bytes(b.read_bytes())
     assert _text(root, cache) == want
