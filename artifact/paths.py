@@ -32,7 +32,9 @@ STUDY = CAMPAIGNS / "cpu-study.toml"
 REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the committed runs
 # The committed runs, written by campaigns only (a reproduction never writes into them; nor into
 # a committed reproduction's own runs, REPRODUCTIONS/<name>/runs)
-COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS)
+# The core study, take three (issue 29): its cost and pilot runs, then its cells.
+CORE_RUNS = EXPERIMENTS / "runs-core"
+COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS)
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

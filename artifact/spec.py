@@ -28,10 +28,15 @@ from artifact.errors import SpecError as SpecError
 from artifact.executor_spec import ExecutorSpec, parse_executor
 from artifact.records import DRAFTERS
 
+NGRAM_LOOKUP = ("ngram-mod", "ngram-simple", "ngram-map-k", "ngram-map-k4v")
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 # "control": a repeat of a no-draft baseline, measured interleaved with it (issue 16): the two
 # should agree, so their ratio is the study's noise control.
-FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload")
+# "core": the core study's cells (issue 29); "cost": verification rounds of a known width under
+# the server's synthetic acceptance; "pilot": the short runs whose acceptance feeds the
+# predictions committed before the core campaign.
+FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload",
+            "core", "cost", "pilot")
 STYLES = ("english", "code")  # synthetic filler styles (artifact.workloads.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 
@@ -122,7 +127,11 @@ class RunSpec:
     seed_per_repeat: bool = False  # request seed = seed + repeat: repeats are independent draws
     metrics_per_request: bool = False  # /metrics before and after each request (concurrency 1)
     window: str | None = None  # measurement window label, copied into every record
-    ngram_match: int | None = None  # ngram-mod lookup length (--spec-ngram-mod-n-match)
+    ngram_match: int | None = None  # n-gram lookup length (ngram-mod's n-match, the others' size-n)
+    # Benchmarking only: every drafted token is accepted (--spec-synth-rates 1,...,1), so each
+    # verification round carries exactly k drafted tokens (issue 29's cost runs). The text
+    # generated is not the model's; only the timings are used.
+    synthetic_accept: bool = False
     # Runs with the same label are measured together, prompt-major over live servers: each
     # prompt goes to every run of the group in turn, in a seeded order (issue 16), so that
     # machine drift cannot bias a comparison between them. None: measured on its own.
@@ -179,6 +188,7 @@ LATER_FIELDS: dict[str, Any] = {
     "window": None,
     "ngram_match": None,
     "interleave": None,
+    "synthetic_accept": False,
 }
 
 
@@ -484,8 +494,12 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
     if v["interleave"] is not None and (v["concurrency"] != 1 or workload is not None):
         raise ctx.fail(f"{where}.interleave", "interleaved runs send one request at a time "
                        "(concurrency = 1) and are not workload runs")
-    if v["ngram_match"] is not None and v["drafter"] != "ngram-mod":
-        raise ctx.fail(f"{where}.ngram_match", "only ngram-mod takes a lookup length")
+    if v["ngram_match"] is not None and v["drafter"] not in NGRAM_LOOKUP:
+        raise ctx.fail(f"{where}.ngram_match", "only the n-gram drafters "
+                       f"({', '.join(NGRAM_LOOKUP)}) take a lookup length")
+    if v["synthetic_accept"] and (v["drafter"] == "none" or v["k"] is None):
+        raise ctx.fail(f"{where}.synthetic_accept", "needs a drafter and its draft length k "
+                       "(every one of the k drafted tokens is accepted)")
     if v["drafter"] in ("none", "ngram-cache") and v["k"] is not None:
         raise ctx.fail(f"{where}.k", f"drafter {v['drafter']} takes no draft length "
                        "(ngram-cache drafts a fixed length in this llama-server)")

@@ -140,6 +140,14 @@ def test_later_fields_parse_and_enter_the_hash_only_when_set(tmp_path: Path) -> 
         ('[[run]]\nid = "a"\ndrafter = "none"\nwindow = 3\n', "run[0].window: expected a"),
         ('[[run]]\nid = "a"\ndrafter = "none"\nmetrics_per_request = true\nconcurrency = 2\n',
          "run[0].metrics_per_request: needs concurrency = 1"),
+        ('[[run]]\nid = "a"\ndrafter = "ngram-cache"\nngram_match = 4\n',
+         "run[0].ngram_match: only the n-gram drafters"),
+        ('[[run]]\nid = "a"\ndrafter = "ngram-simple"\nsynthetic_accept = true\n',
+         "run[0].synthetic_accept: needs a drafter and its draft length k"),
+        ('[[run]]\nid = "a"\ndrafter = "none"\nsynthetic_accept = true\n',
+         "run[0].synthetic_accept: needs a drafter"),
+        ('[[run]]\nid = "a"\ndrafter = "ngram-simple"\nk = 4\nsynthetic_accept = "yes"\n',
+         "run[0].synthetic_accept: expected true or false"),
     ],
 )
 def test_bad_later_fields_fail_with_one_line(tmp_path: Path, body: str, where: str) -> None:
@@ -188,3 +196,27 @@ def test_accsplit_campaign_shape() -> None:
     seeds = {w: {r.seed for r in camp.runs if r.window == w} for w in windows}
     assert all(len(s) == 1 for s in seeds.values())
     assert len(set.union(*seeds.values())) == len(windows)
+
+
+def test_core_campaign_shape() -> None:
+    """Issue 29: one interleave group per (target, task), six runs each (five drafters and a
+    control), three passes, per-request counters; the calibration on held-out prompts only."""
+    from artifact import paths
+    from artifact.campaign.runner import runs_root
+
+    camp = load_campaign(paths.CAMPAIGNS / "core.toml")
+    groups: dict[str, list[str]] = {}
+    for r in camp.runs:
+        assert r.interleave is not None
+        groups.setdefault(r.interleave, []).append(r.run_id)
+        assert (r.repeats, r.threads, r.temperature, r.metrics_per_request) == (3, 1, 0.0, True)
+        assert r.prompt_set in ("study", "edit") and not r.synthetic_accept
+    assert len(groups) == 6 and all(len(v) == 6 for v in groups.values())
+    assert {r.target_quant for r in camp.runs} == {"Q4_1", "Q8_0", "F16"}
+    assert runs_root(camp) == paths.CORE_RUNS
+    cal = load_campaign(paths.CAMPAIGNS / "core-calibration.toml")
+    assert {r.prompt_set for r in cal.runs} == {"edit-pilot", "study-pilot"}
+    assert runs_root(cal) == paths.CORE_RUNS
+    assert {r.run_id for r in cal.runs}.isdisjoint(r.run_id for r in camp.runs)
+    for r in cal.runs:
+        assert r.synthetic_accept == (r.family == "cost" and r.drafter != "none")

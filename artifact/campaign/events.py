@@ -15,6 +15,8 @@ Events (``event`` names the kind; every event has ``unix_s`` and ``pid``):
 ``measure_begin``   ``n``, ``mode`` (``sequential``: one run on its server; ``interleaved``:
                     the run's requests alternate with its group's)
 ``segment_end``     ``n``, ``measure_s``, ``delta`` (the server's ``/metrics`` counter deltas)
+``pass_begin``      ``n``, ``repeat``: an interleaved pass begins on server start ``n`` (each
+                    pass of a group with repeats gets freshly started servers)
 """
 
 from __future__ import annotations

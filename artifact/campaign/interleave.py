@@ -6,7 +6,9 @@ The runs of one ``interleave`` group are measured together instead: every run's 
 started and warmed up, then each prompt goes to every run of the group in turn, in an order
 shuffled per prompt by a seed, before the next prompt. A drafter and its baseline see the same
 prompt seconds apart, and neither is always first. Each server still sees the prompts in the
-set's order (a drafter with state, like ``ngram-mod``, sees the same history as on its own).
+set's order (a drafter with state, like ``ngram-mod``, sees the same history as on its own), and
+with ``repeats`` > 1 every pass starts on freshly started servers (:func:`_fresh_pass`): a pass
+never copies from the text of an earlier one.
 The order of a round is planned with the runs' requests (:func:`artifact.workloads.round_order`).
 
 Everything else is as in :mod:`artifact.campaign.runner`: the same run folders, records,
@@ -155,6 +157,7 @@ class _Live:
         self.before: dict[str, float] = {}
         self.measure_s = 0.0
         self.failed_starts = 0
+        self.served = False  # a measured request since the last start
 
     async def start(self, client: httpx.AsyncClient, say: Log) -> None:
         while True:
@@ -170,6 +173,7 @@ class _Live:
             say(f"{self.prep.spec.run_id}: server start {self.n}")
         self.before = await _metrics_snapshot(client, self.server)
         self.measure_s = 0.0
+        self.served = False
 
     async def end_segment(self, client: httpx.AsyncClient) -> None:
         delta: dict[str, Any] = {}
@@ -191,6 +195,7 @@ async def _measure(label: str, todo: list[Prepared], servers: dict[str, Server],
         for lv in live.values():
             await lv.start(client, say)
         for rep in range(first.repeats):
+            await _fresh_pass(client, rep, live, pending, first.repeats, say)
             for prompt in prompts:
                 key = (prompt.id, rep)
                 rids = [rid for rid in live if key in pending[rid]]
@@ -200,6 +205,22 @@ async def _measure(label: str, todo: list[Prepared], servers: dict[str, Server],
                                say, cond)
         for lv in live.values():
             await lv.end_segment(client)
+
+
+async def _fresh_pass(client: httpx.AsyncClient, rep: int, live: dict[str, _Live],
+                      pending: dict[str, dict[tuple[str, int], Work]], rep_count: int,
+                      say: Log) -> None:
+    """Each pass is a fresh deployment: a server that has answered a measured request is
+    restarted before its next pass, so that a drafter with state across requests (ngram-mod's
+    pool) never sees the text of an earlier pass (MEASUREMENT.md: a pool remembers). Every pass
+    then starts from the same empty state, and greedy passes must agree."""
+    for rid, lv in live.items():
+        if lv.served and any(r == rep for _, r in pending[rid]):
+            await lv.end_segment(client)
+            lv.server.stop()
+            await lv.start(client, say)
+        if rep_count > 1 and any(r == rep for _, r in pending[rid]):
+            events.record(lv.prep.path, "pass_begin", n=lv.n, repeat=rep)
 
 
 async def _one(client: httpx.AsyncClient, lv: _Live, w: Work, pos: int, own: Any,
@@ -212,6 +233,7 @@ async def _one(client: httpx.AsyncClient, lv: _Live, w: Work, pos: int, own: Any
         out, again = await send_prompt(client, lv.server, lv.prep.spec, w, lv.prep.path, lv.n,
                                        cond, own, free_ns=time.perf_counter_ns(),
                                        round_pos=pos)
+        lv.served = True
         if isinstance(out, Completed):
             lv.measure_s += out.e2e_ms / 1000
             if not again:

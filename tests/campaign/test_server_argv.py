@@ -68,3 +68,15 @@ def test_ngram_mod_lookup_length_reaches_its_flag() -> None:
     assert "--spec-ngram-mod-n-max 4 --spec-ngram-mod-n-min 4" in argv
     assert "--spec-ngram-mod-n-match 8" in argv
     assert "n-match" not in " ".join(argv_template(spec("final-ngram-mod")))
+
+
+def test_synthetic_acceptance_and_lookup_length_reach_the_server() -> None:
+    """Issue 29's cost runs: ngram-simple with a 4-token lookup drafts k tokens and the
+    server's synthetic acceptance accepts all k (one rate of 1 per position)."""
+    camp = load_campaign(paths.CAMPAIGNS / "core-calibration.toml")
+    argv = " ".join(argv_template(camp.run("cost-q4_1-k8")))
+    assert "--spec-type ngram-simple" in argv and "--spec-ngram-simple-size-m 8" in argv
+    assert "--spec-ngram-simple-size-n 4" in argv
+    assert "--spec-synth-rates 1,1,1,1,1,1,1,1" in argv
+    core = load_campaign(paths.CAMPAIGNS / "core.toml")
+    assert "--spec-synth" not in " ".join(argv_template(core.run("q4_1-edit-ngram-mod")))

@@ -11,8 +11,11 @@ from artifact.workloads import prompts as P
 
 def test_recipes_are_valid_and_name_the_study_and_kick_sets() -> None:
     recipes = P.load_recipes()
-    assert recipes["study"].counts == {"code": 10, "chat": 10, "math": 10, "grounded": 0}
-    assert recipes["accsplit"].counts == {"code": 2, "chat": 2, "math": 2, "grounded": 2}
+    assert recipes["study"].counts == {"code": 10, "chat": 10, "math": 10, "grounded": 0,
+                                       "edit": 0}
+    assert recipes["accsplit"].counts == {"code": 2, "chat": 2, "math": 2, "grounded": 2,
+                                          "edit": 0}
+    assert recipes["edit"].counts["edit"] == 30 and recipes["edit"].holdout_of is None
     assert sum(recipes["kick"].counts.values()) == 3
 
 
@@ -82,3 +85,69 @@ def test_grounded_pool_quotes_the_whole_function_within_the_length_bounds() -> N
     assert message.startswith("Return the following Python function unchanged")
     fn = message.split("```python\n", 1)[1].removesuffix("```")
     assert 40 <= len(fn) <= 900 and "def " in fn and "return" in fn
+
+
+def test_edit_pool_quotes_the_whole_function_with_exactly_one_change() -> None:
+    rows = {r["task_id"].replace("/", "-"): r for r in P._humaneval_rows()}
+    pool = P.edit_candidates(600, 1500)
+    assert len(pool) >= 36 and [i for i, _ in pool] == sorted(i for i, _ in pool)
+    kinds = set()
+    for ident, message in pool:
+        r = rows[ident]
+        fn = r["prompt"] + r["canonical_solution"]
+        assert 600 <= len(fn) <= 1500
+        assert message.startswith("Rewrite this Python function exactly as it is, with one change.")
+        assert message.endswith(f"```python\n{fn}```")
+        changes = [k for k, text in P.EDIT_CHANGES.items()
+                   if text.format(name=r["entry_point"]) in message]
+        assert len(changes) == 1, (ident, changes)
+        kinds.update(changes)
+    assert kinds == set(P.EDIT_CHANGES)  # all three kinds are drawn
+
+
+def test_edit_change_is_fixed_per_problem() -> None:
+    assert P.edit_candidates(600, 1500) == P.edit_candidates(600, 1500)
+    assert P.edit_change("HumanEval-12", "longest") == P.edit_change("HumanEval-12", "longest")
+    # the change depends on the problem only, not on the length bounds of the pool
+    wide = dict(P.edit_candidates(0, 10_000))
+    assert all(wide[i] == m for i, m in P.edit_candidates(600, 1500))
+
+
+@pytest.mark.parametrize(("pilot", "study"), [("edit-pilot", "edit"), ("study-pilot", "study")])
+def test_a_holdout_set_shares_no_prompt_with_the_set_it_holds_out_from(
+        pilot: str, study: str) -> None:
+    recipes = P.load_recipes()
+    assert recipes[pilot].holdout_of == recipes[study]
+    held = [pid for _d, pid, _m in P.select_candidates(recipes[pilot])]
+    base = [pid for _d, pid, _m in P.select_candidates(recipes[study])]
+    assert held and len(set(held)) == len(held) and not set(held) & set(base)
+    assert held == [pid for _d, pid, _m in P.select_candidates(recipes[pilot])]
+
+
+def test_unknown_or_chained_holdout_is_one_clear_error(tmp_path: Path) -> None:
+    f = tmp_path / "prompt_sets.toml"
+    base = "[sets.a]\nseed = 1\ncode = 1\nmin_chars = 1\nmax_chars = 9\n"
+    f.write_text(base + '[sets.b]\nseed = 2\ncode = 1\nmin_chars = 1\nmax_chars = 9\n'
+                 'holdout_of = "nope"\n')
+    with pytest.raises(P.PromptSetError,
+                       match=r"^prompt_sets.toml: sets.b.holdout_of: no recipe 'nope'") as e:
+        P.load_recipes(f)
+    assert "\n" not in str(e.value)
+    f.write_text(base + '[sets.b]\nseed = 2\ncode = 1\nmin_chars = 1\nmax_chars = 9\n'
+                 'holdout_of = "a"\n[sets.c]\nseed = 3\ncode = 1\nmin_chars = 1\n'
+                 'max_chars = 9\nholdout_of = "b"\n')
+    with pytest.raises(P.PromptSetError,
+                       match=r"^prompt_sets.toml: sets.c.holdout_of: 'b' is itself a holdout"):
+        P.load_recipes(f)
+    f.write_text(base.replace("code = 1\n", 'code = 1\nholdout_of = "a"\n'))
+    with pytest.raises(P.PromptSetError, match=r"sets.a.holdout_of: 'a' is itself a holdout"):
+        P.load_recipes(f)
+
+
+def test_study_selection_matches_the_committed_study_set() -> None:
+    import json
+
+    committed = [json.loads(line)["id"]
+                 for line in (paths.PROMPTS / "study.jsonl").read_text().splitlines()]
+    drawn = [pid for _d, pid, _m in P.select_candidates(P.load_recipes()["study"])]
+    assert drawn == committed

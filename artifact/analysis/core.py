@@ -1,0 +1,252 @@
+"""The core study, take three (issue 29): each cell's speedup with an interval over prompts,
+beside what was predicted for it before it was measured.
+
+Runs: ``experiments/runs-core/<target>-<task>-<drafter>`` and ``...-control``, the six runs of
+one (target, task) measured as one interleave group over three passes
+(``experiments/campaigns/core.toml``). A cell is (target, task, drafter).
+
+**One request's decode time per token** is the server's ``predicted_ms / (predicted_n - 1)``
+(decoding only: the prompt pass is apart). Contended requests are left out (and counted).
+
+**A prompt's speedup** in a cell is the no-draft run's time per token over the drafter's, each
+averaged over the prompt's quiet passes first (passes of one prompt are not independent). The
+**cell's speedup** is the mean over prompts, with a 95 % t-interval over prompts (n - 1 degrees
+of freedom); the control (a second no-draft run) is a cell like any other, so the noise floor is
+an interval too. Only prompts measured in both runs enter.
+
+**Rankings** within a (target, task): every pair of drafters is compared by a paired t-test over
+prompts of their per-prompt speedups; p-values are Holm-adjusted over the pairs of that
+(target, task), and an order is stated only for pairs whose adjusted p is below 0.05.
+
+**Acceptance** is defined once: accepted over drafted tokens, pooled over a cell's quiet
+requests. **Tokens per round** (τ) is (accepted + rounds) / rounds, rounds from the per-request
+``/metrics`` deltas: what one verification yields.
+
+**Undrafted prompts**: an n-gram drafter's prompts where it drafted nothing in any pass; their
+speedup against the no-draft run is what looking for a draft costs, set beside the control.
+
+**Passes agree**: greedy decoding on freshly started servers must give the same text in every
+pass; each run's count of prompts whose passes differ is reported (it should be 0).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from artifact import paths, records
+from artifact.errors import AnalysisError
+
+SCHEMA = 1
+TARGETS = ("q4_1", "q8_0", "f16")
+TASKS = ("study", "edit")
+DRAFTERS = ("ngram-mod", "ngram-mod-k16", "ngram-simple", "draft-q2k")
+CONTROL = "control"
+DRAFTS = "spec_decode_num_drafts_total"
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Obs:
+    """One quiet request of a core run."""
+
+    prompt: str
+    repeat: int
+    ms_per_token: float
+    drafted: int
+    accepted: int
+    rounds: int
+    text: str
+
+
+def read_run(run: Path) -> tuple[list[Obs], int]:
+    """A run's quiet requests (the last quiet attempt per prompt and pass) and the number of
+    contended requests left out."""
+    rows, bad = records.read_results(run)
+    if bad:
+        raise AnalysisError(f"{paths.shown(run / records.RESULTS)}: {bad} lines are not results")
+    keep: dict[tuple[str, int], Obs] = {}
+    contended = 0
+    for r in rows:
+        if r.contended:
+            contended += 1
+            continue
+        t = r.timings
+        if t.predicted_n < 2:
+            continue
+        keep[r.key] = Obs(r.prompt_id, r.repeat, t.predicted_ms / (t.predicted_n - 1),
+                          t.draft_n or 0, t.draft_n_accepted or 0,
+                          int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []))
+    return list(keep.values()), contended
+
+
+def per_prompt_ms(obs: Iterable[Obs]) -> dict[str, float]:
+    """Mean time per token of each prompt over its passes.
+
+    >>> per_prompt_ms([Obs("a", 0, 10.0, 0, 0, 0, ""), Obs("a", 1, 12.0, 0, 0, 0, "")])
+    {'a': 11.0}
+    """
+    by: dict[str, list[float]] = defaultdict(list)
+    for o in obs:
+        by[o.prompt].append(o.ms_per_token)
+    return {p: statistics.fmean(v) for p, v in sorted(by.items())}
+
+
+def _t975(df: int) -> float:
+    from scipy import stats  # imported here: `doit` loads this package
+
+    return float(stats.t.ppf(1 - ALPHA / 2, df))
+
+
+def interval(xs: Sequence[float]) -> dict[str, Any]:
+    """Mean and 95 % t-interval over the units ``xs`` (None ends below two units).
+
+    >>> interval([1.0, 1.2, 1.1])["mean"]
+    1.1
+    """
+    n = len(xs)
+    mean = statistics.fmean(xs)
+    if n < 2:
+        return {"mean": round(mean, 4), "lo": None, "hi": None, "n": n}
+    half = _t975(n - 1) * statistics.stdev(xs) / math.sqrt(n)
+    return {"mean": round(mean, 4), "lo": round(mean - half, 4), "hi": round(mean + half, 4),
+            "n": n}
+
+
+def speedups(base: Mapping[str, float], run: Mapping[str, float]) -> dict[str, float]:
+    """Per-prompt speedup: the baseline's time per token over the run's, on shared prompts.
+
+    >>> speedups({"a": 20.0, "b": 10.0}, {"a": 10.0})
+    {'a': 2.0}
+    """
+    return {p: base[p] / run[p] for p in sorted(base.keys() & run.keys())}
+
+
+def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
+    """Holm-adjusted p-values (step-down, monotone).
+
+    >>> holm({"a": 0.01, "b": 0.04, "c": 0.03})
+    {'a': 0.03, 'b': 0.06, 'c': 0.06}
+    """
+    order = sorted(pvalues, key=lambda k: pvalues[k])
+    m = len(order)
+    out: dict[str, float] = {}
+    running = 0.0
+    for i, k in enumerate(order):
+        running = max(running, min(1.0, (m - i) * pvalues[k]))
+        out[k] = round(running, 6)
+    return dict(sorted(out.items()))
+
+
+def _paired_p(a: Sequence[float], b: Sequence[float]) -> float:
+    from scipy import stats
+
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    if len(diffs) < 2 or statistics.pstdev(diffs) == 0:
+        return 1.0 if all(d == 0 for d in diffs) else 0.0
+    return float(stats.ttest_rel(a, b).pvalue)
+
+
+def passes_disagree(obs: Iterable[Obs]) -> int:
+    """Prompts whose quiet passes gave different text (greedy on fresh servers: expect 0).
+
+    >>> passes_disagree([Obs("a", 0, 1, 0, 0, 0, "x"), Obs("a", 1, 1, 0, 0, 0, "y"),
+    ...                  Obs("b", 0, 1, 0, 0, 0, "z")])
+    1
+    """
+    texts: dict[str, set[str]] = defaultdict(set)
+    for o in obs:
+        texts[o.prompt].add(o.text)
+    return sum(1 for v in texts.values() if len(v) > 1)
+
+
+def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any]:
+    ups = speedups(base, per_prompt_ms(obs))
+    drafted = sum(o.drafted for o in obs)
+    accepted = sum(o.accepted for o in obs)
+    rounds = sum(o.rounds for o in obs)
+    undrafted = {o.prompt for o in obs} - {o.prompt for o in obs if o.drafted > 0}
+    und = [ups[p] for p in sorted(undrafted) if p in ups]
+    return {"speedup": interval(list(ups.values())), "per_prompt": {p: round(x, 4)
+                                                                    for p, x in ups.items()},
+            "repeats": sorted({o.repeat for o in obs}), "n_requests": len(obs),
+            "acceptance": round(accepted / drafted, 4) if drafted else None,
+            "tokens_per_round": round((accepted + rounds) / rounds, 3) if rounds else None,
+            "drafted_prompts": len({o.prompt for o in obs if o.drafted > 0}),
+            "undrafted": interval(und) if und else None,
+            "passes_disagree": passes_disagree(obs)}
+
+
+def _predictions(file: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    if not file.is_file():
+        return {}
+    doc = json.loads(file.read_text(encoding="utf-8"))
+    return {(c["target"], c["task"], c["drafter"]): c for c in doc.get("cells", [])}
+
+
+def build(root: Path = paths.CORE_RUNS,
+          predictions: Path = paths.EXPERIMENTS / "core-predictions.json") -> dict[str, Any]:
+    """Every measured (target, task): its cells, control, rankings and predictions."""
+    pred = _predictions(predictions)
+    groups: list[dict[str, Any]] = []
+    left_out: dict[str, int] = {}
+    for target in TARGETS:
+        for task in TASKS:
+            g = f"{target}-{task}"
+            if not (root / f"{g}-none" / records.RESULTS).is_file():
+                continue
+            runs: dict[str, list[Obs]] = {}
+            for d in ("none", CONTROL, *DRAFTERS):
+                path = root / f"{g}-{d}"
+                if (path / records.RESULTS).is_file():
+                    runs[d], busy = read_run(path)
+                    if busy:
+                        left_out[f"{g}-{d}"] = busy
+            base = per_prompt_ms(runs["none"])
+            cells: dict[str, dict[str, Any]] = {}
+            for d in (CONTROL, *DRAFTERS):
+                if d in runs:
+                    cells[d] = _cell(runs[d], base)
+                    p = pred.get((target, task, d))
+                    if p is not None:
+                        m = cells[d]["speedup"]["mean"]
+                        cells[d]["predicted"] = {k: p[k] for k in ("predicted", "lo", "hi",
+                                                                   "sign")}
+                        cells[d]["sign_right"] = (m > 1) == (p["predicted"] > 1)
+            pvals = {}
+            for i, a in enumerate(DRAFTERS):
+                for b in DRAFTERS[i + 1:]:
+                    if a in cells and b in cells:
+                        ua, ub = cells[a]["per_prompt"], cells[b]["per_prompt"]
+                        common = sorted(ua.keys() & ub.keys())
+                        pvals[f"{a} vs {b}"] = _paired_p([ua[p] for p in common],
+                                                         [ub[p] for p in common])
+            adj = holm(pvals) if pvals else {}
+            order = []
+            for pair, padj in adj.items():
+                if padj < ALPHA:
+                    a, b = pair.split(" vs ")
+                    ma, mb = cells[a]["speedup"]["mean"], cells[b]["speedup"]["mean"]
+                    order.append(f"{a} > {b}" if ma > mb else f"{b} > {a}")
+            groups.append({"target": target, "task": task, "none_passes_disagree":
+                           passes_disagree(runs["none"]), "cells": cells,
+                           "holm": adj, "separated": order})
+    judged = [c for g in groups for c in g["cells"].values() if "sign_right" in c]
+    return {"schema": SCHEMA, "groups": groups, "left_out_contended": left_out,
+            "signs_right": sum(1 for c in judged if c["sign_right"]),
+            "signs_judged": len(judged)}
+
+
+def main() -> int:
+    print(json.dumps(build(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

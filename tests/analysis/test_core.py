@@ -1,0 +1,56 @@
+"""The core study's cells (issue 29): speedups over prompts with passes averaged first, Holm
+over a group's pairs, acceptance defined once, and passes that must agree."""
+
+from __future__ import annotations
+
+import pytest
+
+from artifact.analysis import core as C
+from artifact.analysis.core import Obs
+
+
+def _obs(prompt: str, rep: int, ms: float, drafted: int = 0, accepted: int = 0,
+         rounds: int = 0, text: str = "t") -> Obs:
+    return Obs(prompt, rep, ms, drafted, accepted, rounds, text)
+
+
+def test_passes_are_averaged_within_a_prompt_before_the_interval_over_prompts() -> None:
+    base = C.per_prompt_ms([_obs("a", 0, 20.0), _obs("a", 1, 22.0), _obs("b", 0, 10.0)])
+    assert base == {"a": 21.0, "b": 10.0}
+    cell = C._cell([_obs("a", 0, 10.0), _obs("a", 1, 11.0), _obs("a", 2, 10.5),
+                    _obs("b", 0, 10.0)], base)
+    assert cell["per_prompt"] == {"a": 2.0, "b": 1.0}
+    s = cell["speedup"]
+    assert (s["mean"], s["n"]) == (1.5, 2)  # two prompts, not four requests
+    assert s["lo"] < 1.5 < s["hi"]
+
+
+def test_acceptance_is_accepted_over_drafted_and_tau_counts_the_rounds() -> None:
+    base = {"a": 20.0}
+    cell = C._cell([_obs("a", 0, 10.0, drafted=64, accepted=48, rounds=4),
+                    _obs("a", 1, 10.0, drafted=16, accepted=12, rounds=1)], base)
+    assert cell["acceptance"] == pytest.approx(60 / 80)
+    assert cell["tokens_per_round"] == pytest.approx((60 + 5) / 5)
+    assert cell["undrafted"] is None and cell["drafted_prompts"] == 1
+
+
+def test_undrafted_prompts_are_their_own_reading() -> None:
+    base = {"a": 20.0, "b": 20.0, "c": 20.0}
+    cell = C._cell([_obs("a", 0, 10.0, 8, 8, 1), _obs("b", 0, 21.0), _obs("c", 0, 22.0)], base)
+    assert cell["undrafted"]["n"] == 2
+    assert cell["undrafted"]["mean"] == pytest.approx((20 / 21 + 20 / 22) / 2, abs=1e-4)
+
+
+def test_holm_is_monotone_and_capped() -> None:
+    adj = C.holm({"x": 0.001, "y": 0.5, "z": 0.02})
+    assert adj == {"x": 0.003, "y": 0.5, "z": 0.04}
+    assert C.holm({"x": 0.6, "y": 0.7}) == {"x": 1.0, "y": 1.0}
+
+
+def test_passes_that_differ_are_counted() -> None:
+    assert C.passes_disagree([_obs("a", 0, 1.0, text="x"), _obs("a", 1, 1.0, text="x")]) == 0
+    assert C.passes_disagree([_obs("a", 0, 1.0, text="x"), _obs("a", 1, 1.0, text="y")]) == 1
+
+
+def test_one_prompt_has_no_interval() -> None:
+    assert C.interval([1.2]) == {"mean": 1.2, "lo": None, "hi": None, "n": 1}
