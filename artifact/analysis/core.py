@@ -31,6 +31,7 @@ pass; each run's count of prompts whose passes differ is reported (it should be 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import statistics
@@ -40,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import paths, records
-from artifact.errors import AnalysisError
+from artifact import files, paths, records
+from artifact.errors import AnalysisError, cli
 
 SCHEMA = 1
 TARGETS = ("q4_1", "q8_0", "f16")
@@ -243,8 +244,41 @@ def build(root: Path = paths.CORE_RUNS,
             "signs_judged": len(judged)}
 
 
-def main() -> int:
-    print(json.dumps(build(), indent=1))
+def lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per measured cell: speedup [interval] over prompts, prediction, acceptance."""
+    out = []
+    for g in doc["groups"]:
+        for d, c in g["cells"].items():
+            s = c["speedup"]
+            p = c.get("predicted")
+            iv = f"[{s['lo']:.3f}, {s['hi']:.3f}]" if s["lo"] is not None else "[-]"
+            out.append(f"{g['target']:5s} {g['task']:6s} {d:14s} {s['mean']:.3f} {iv} "
+                       f"n={s['n']:2d} passes={len(c['repeats'])}"
+                       + (f"  predicted {p['predicted']:.3f} [{p['lo']:.3f}, {p['hi']:.3f}]"
+                          f" sign {'right' if c['sign_right'] else 'WRONG'}" if p else "")
+                       + (f"  alpha {c['acceptance']:.3f} tau {c['tokens_per_round']:.2f}"
+                          if c["acceptance"] is not None else "")
+                       + (f"  undrafted {c['undrafted']['mean']:.3f} (n={c['undrafted']['n']})"
+                          if c["undrafted"] else "")
+                       + (f"  passes differ on {c['passes_disagree']}"
+                          if c["passes_disagree"] else ""))
+        if g["separated"]:
+            out.append(f"      separated after Holm: {'; '.join(g['separated'])}")
+    out.append(f"signs right: {doc['signs_right']} of {doc['signs_judged']}")
+    return out
+
+
+@cli
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m artifact.analysis.core",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=Path, default=paths.CORE_RUNS)
+    ap.add_argument("--out", type=Path, default=None, help="write the JSON here as well")
+    args = ap.parse_args(argv)
+    doc = build(args.runs)
+    if args.out is not None:
+        files.write_text(args.out, json.dumps(doc, indent=1) + "\n")
+    print("\n".join(lines(doc)))
     return 0
 
 

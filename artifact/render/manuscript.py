@@ -45,7 +45,7 @@ from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import arxiv, catalogue, includes, layout, texchars
+from artifact.render import arxiv, catalogue, includes, layout, mdcheck, texchars
 from artifact.render.text import Raw, environment, md_escape
 
 _log: Log = log_stderr("manuscript")
@@ -237,7 +237,9 @@ def write_intermediate(
     raw = json.loads(summary.read_text(encoding="utf-8"))
     text, _ = render_markdown(fmt, template=template, build=build, variables=variables,
                               summary=raw, ledger=ledger)
-    return files.write_text(build / f"paper.{fmt}.md", text)
+    out = files.write_text(build / f"paper.{fmt}.md", text)
+    mdcheck.check(out, text)  # written first, so that a defect can be read where it is
+    return out
 
 
 def _epoch(build: Path) -> int:

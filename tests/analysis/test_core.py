@@ -54,3 +54,18 @@ def test_passes_that_differ_are_counted() -> None:
 
 def test_one_prompt_has_no_interval() -> None:
     assert C.interval([1.2]) == {"mean": 1.2, "lo": None, "hi": None, "n": 1}
+
+
+def test_the_committed_groups_have_every_prompt_in_three_passes_that_agree() -> None:
+    """Greedy decoding on servers restarted before each pass: every pass of every committed run
+    gives the same text, ngram-mod's included (its pool never sees an earlier pass)."""
+    from artifact import paths
+
+    doc = C.build(paths.CORE_RUNS)
+    assert doc["groups"], "no core group is committed"
+    for g in doc["groups"]:
+        assert g["none_passes_disagree"] == 0
+        for d, cell in g["cells"].items():
+            assert cell["repeats"] == [0, 1, 2], (g["target"], g["task"], d)
+            assert cell["speedup"]["n"] == 30
+            assert cell["passes_disagree"] == 0, (g["target"], g["task"], d)
