@@ -747,6 +747,22 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
 _T = TypeVar("_T")
 
 
+def quiet_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
+    """A run's quiet requests, the last quiet attempt of each (prompt, repeat), and the number
+    of contended requests left out; a line that is not a result is a :class:`RecordError`."""
+    rows, bad = read_results(run, keep_events=keep_events)
+    if bad:
+        raise RecordError(f"{paths.shown(run / RESULTS)}: {bad} lines are not results")
+    keep: dict[tuple[str, int], Result] = {}
+    contended = 0
+    for r in rows:
+        if r.contended:
+            contended += 1
+        else:
+            keep[r.key] = r
+    return list(keep.values()), contended
+
+
 def _read_typed(path: Path, typed: Callable[[dict[str, Any]], _T], keep_events: bool,
                 shape: _Shape[_T]) -> tuple[list[_T], int]:
     """Each row as the fast path reads it (:func:`_fast_row`), or else as ``typed`` and

@@ -69,22 +69,14 @@ class Obs:
 def read_run(run: Path) -> tuple[list[Obs], int]:
     """A run's quiet requests (the last quiet attempt per prompt and pass) and the number of
     contended requests left out."""
-    rows, bad = records.read_results(run)
-    if bad:
-        raise AnalysisError(f"{paths.shown(run / records.RESULTS)}: {bad} lines are not results")
-    keep: dict[tuple[str, int], Obs] = {}
-    contended = 0
-    for r in rows:
-        if r.contended:
-            contended += 1
-            continue
-        t = r.timings
-        if t.predicted_n < 2:
-            continue
-        keep[r.key] = Obs(r.prompt_id, r.repeat, t.predicted_ms / (t.predicted_n - 1),
-                          t.draft_n or 0, t.draft_n_accepted or 0,
-                          int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []))
-    return list(keep.values()), contended
+    try:
+        rows, contended = records.quiet_results(run)
+    except records.RecordError as err:
+        raise AnalysisError(str(err)) from err
+    return [Obs(r.prompt_id, r.repeat, r.timings.predicted_ms / (r.timings.predicted_n - 1),
+                r.timings.draft_n or 0, r.timings.draft_n_accepted or 0,
+                int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []))
+            for r in rows if r.timings.predicted_n >= 2], contended
 
 
 def per_prompt_ms(obs: Iterable[Obs]) -> dict[str, float]:

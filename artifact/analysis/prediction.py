@@ -94,26 +94,18 @@ def _requests(run: Path) -> tuple[list[Req], int]:
     """Quiet requests of a run (the last quiet attempt per prompt and pass) and how many
     requests were left out as contended."""
     try:
-        rows, bad = records.read_results(run, keep_events=False)
+        rows, contended = records.quiet_results(run, keep_events=False)
     except records.RecordError as err:
         raise AnalysisError(str(err)) from err
-    if bad:
-        raise AnalysisError(f"{paths.shown(run / records.RESULTS)}: {bad} lines are not "
-                            "results; the predictions need every line")
-    keep: dict[tuple[str, int], Req] = {}
-    contended = 0
+    out = []
     for r in rows:
-        if r.contended:
-            contended += 1
-            continue
-        t = r.timings
-        d = int((r.metrics_delta or {}).get(DRAFTS, 0))
         if r.metrics_delta is None:
             raise AnalysisError(f"{paths.shown(run / records.RESULTS)}: {r.prompt_id}: "
                                 "metrics_delta: expected /metrics deltas per request")
-        keep[r.key] = Req(r.prompt_id, t.predicted_n, t.predicted_ms, t.draft_n or 0,
-                          t.draft_n_accepted or 0, d)
-    return list(keep.values()), contended
+        t = r.timings
+        out.append(Req(r.prompt_id, t.predicted_n, t.predicted_ms, t.draft_n or 0,
+                       t.draft_n_accepted or 0, int(r.metrics_delta.get(DRAFTS, 0))))
+    return out, contended
 
 
 def _c1(none: Sequence[Req]) -> float:

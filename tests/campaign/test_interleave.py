@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,17 +58,22 @@ def test_interleave_needs_one_stream(tmp_path: Path) -> None:
         load_campaign(f)
 
 
+def _measure(tmp_path: Path, toml: str) -> tuple[Any, Path, dict[str, Any]]:
+    """Measure the group of ``toml`` in ``tmp_path/runs``; no re-measuring here: one record
+    per request, whatever else the machine does."""
+    f = tmp_path / "c.toml"
+    f.write_text(toml)
+    camp = load_campaign(f)
+    runs = tmp_path / "runs"
+    ms = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False,
+                              cond=quiet.Conditions.from_env(remeasure_contended=0))
+    return camp, runs, ms
+
+
 @pytest.mark.server
 def test_a_group_is_measured_prompt_major_with_contention_and_a_ledger(
         real_toolchain: tuple[str, str], tmp_path: Path) -> None:
-    f = tmp_path / "c.toml"
-    f.write_text(GROUP_TOML)
-    camp = load_campaign(f)
-    runs = tmp_path / "runs"
-    # no re-measuring here: one record per request, whatever else the machine does
-    cond = quiet.Conditions.from_env(remeasure_contended=0)
-    ms = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False,
-                              cond=cond)
+    camp, runs, ms = _measure(tmp_path, GROUP_TOML)
     assert all(m.complete and m.n_results == 3 and m.server_starts == 1 for m in ms.values())
     recs = {rid: records.read_results(runs / rid)[0] for rid in ms}
     # prompt-major: in time order, each prompt's three requests come before the next prompt's
@@ -100,15 +106,9 @@ def test_every_pass_starts_on_fresh_servers_so_a_pool_never_sees_an_earlier_pass
         real_toolchain: tuple[str, str], tmp_path: Path) -> None:
     """Two greedy passes of ngram-mod: restarted between passes, the second pass drafts and
     accepts exactly what the first did (without the restart its pool would hold pass one)."""
-    f = tmp_path / "c.toml"
-    f.write_text(GROUP_TOML.replace('k = 4\n', 'k = 4\nignore_eos = true\n')
-                 .replace('interleave = "g"', 'interleave = "g"\nrepeats = 2')
-                 .replace('n_predict = 16', 'n_predict = 48'))
-    camp = load_campaign(f)
-    runs = tmp_path / "runs"
-    cond = quiet.Conditions.from_env(remeasure_contended=0)
-    ms = interleave.run_group(camp, list(camp.runs), runs_root=runs, show_progress=False,
-                              cond=cond)
+    _, runs, ms = _measure(tmp_path, GROUP_TOML.replace('k = 4\n', 'k = 4\nignore_eos = true\n')
+                           .replace('interleave = "g"', 'interleave = "g"\nrepeats = 2')
+                           .replace('n_predict = 16', 'n_predict = 48'))
     assert all(m.complete and m.n_results == 6 and m.server_starts == 2 for m in ms.values())
     for rid in ms:
         rows = [json.loads(line) for line in (runs / rid / records.EVENTS).read_text().splitlines()]
