@@ -179,8 +179,25 @@ def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any]:
 def _predictions(file: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
     if not file.is_file():
         return {}
-    doc = json.loads(file.read_text(encoding="utf-8"))
-    return {(c["target"], c["task"], c["drafter"]): c for c in doc.get("cells", [])}
+    shown = paths.shown(file)
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise AnalysisError(f"{shown}: not readable as JSON ({err})") from err
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    if not isinstance(cells, list):
+        raise AnalysisError(f"{shown}: cells: expected a list of predicted cells")
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for i, c in enumerate(cells):
+        for k in ("target", "task", "drafter", "sign"):
+            if not isinstance(c, dict) or not isinstance(c.get(k), str):
+                raise AnalysisError(f"{shown}: cells[{i}].{k}: expected a string")
+        for k in ("predicted", "lo", "hi"):
+            v = c.get(k)
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+                raise AnalysisError(f"{shown}: cells[{i}].{k}: expected a finite number")
+        out[(c["target"], c["task"], c["drafter"])] = c
+    return out
 
 
 def build(root: Path = paths.CORE_RUNS,
@@ -268,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the JSON here as well")
     args = ap.parse_args(argv)
     doc = build(args.runs)
+    if not doc["groups"]:
+        raise AnalysisError(f"{paths.shown(args.runs)}: no core group measured there "
+                            "(runs <target>-<task>-none of experiments/campaigns/core.toml)")
     if args.out is not None:
         files.write_text(args.out, json.dumps(doc, indent=1) + "\n")
     print("\n".join(lines(doc)))

@@ -3,6 +3,8 @@ over a group's pairs, acceptance defined once, and passes that must agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from artifact.analysis import core as C
@@ -69,3 +71,24 @@ def test_the_committed_groups_have_every_prompt_in_three_passes_that_agree() -> 
             assert cell["repeats"] == [0, 1, 2], (g["target"], g["task"], d)
             assert cell["speedup"]["n"] == 30
             assert cell["passes_disagree"] == 0, (g["target"], g["task"], d)
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    ("{not json", "not readable as JSON"),
+    ('{"cells": 3}', "cells: expected a list"),
+    ('{"cells": [{"target": 1}]}', r"cells\[0\]\.target: expected a string"),
+    ('{"cells": [{"target": "q4_1", "task": "edit", "drafter": "ngram-mod", "sign": "pays",'
+     ' "predicted": NaN, "lo": 0, "hi": 1}]}', r"cells\[0\]\.predicted: expected a finite"),
+])
+def test_a_bad_predictions_file_is_one_line(tmp_path: Path, body: str, where: str) -> None:
+    from artifact import paths
+    from artifact.errors import AnalysisError
+
+    bad = tmp_path / "p.json"
+    bad.write_text(body)
+    with pytest.raises(AnalysisError, match=where):
+        C.build(paths.CORE_RUNS, bad)
+
+
+def test_a_folder_without_core_groups_is_one_line(tmp_path: Path) -> None:
+    assert C.main(["--runs", str(tmp_path)]) == 2
