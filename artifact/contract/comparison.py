@@ -15,7 +15,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Scope = Literal["hardware-independent", "hardware-bound", "noise", "qualitative"]
 Verdict = Literal["reproduced", "holds", "differs with hardware", "noise differs", "not run",
@@ -30,7 +30,25 @@ class Hardware(TypedDict):
     cpu_cores: int | None
     gpu: Annotated[str | None, "the GPU model; null without one"]
     slug: Annotated[str, "folder-name form, e.g. intel-xeon-processor-2c"]
+    host: Annotated[dict[str, str | int | None] | None,
+                    "the extended fingerprint (artifact/hostinfo.py): CPU vendor, family, "
+                    "model, stepping, microcode, flags hash, clock, caches, SMT, hypervisor, "
+                    "memory, kernel; null when the runs did not all record the same one"]
     description: Annotated[str, "one line for a reader"]
+
+
+class HardwareJudged(TypedDict):
+    """Whether the two sides ran on the same hardware, and what decided it."""
+
+    verdict: Annotated[Literal["same", "different", "unknown"],
+                       "same: equal fingerprints (extended included) and a calibrated speed "
+                       "ratio within the band; unknown: a side without the extended "
+                       "fingerprint, or no calibration"]
+    why: Annotated[str, "one line"]
+    differing: Annotated[list[str], "the fingerprint fields that differ"]
+    speed_ratio: Annotated[float | None, "the reproduction's calibration: its time for the "
+                           "calibration prompts over the committed runs' (null: none)"]
+    band: Annotated[float, "how far from 1 the ratio may lie on the same hardware"]
 
 
 class Software(TypedDict):
@@ -169,7 +187,8 @@ class Comparison(TypedDict):
     ledger: Annotated[str, "the claims ledger used"]
     a: Side
     b: Side
-    same_hardware: Annotated[bool, "equal hardware fingerprints"]
+    same_hardware: Annotated[bool, "the hardware verdict is 'same'"]
+    hardware: HardwareJudged
     same_software: Annotated[bool, "equal build, binary, model and prompt-set hashes"]
     claims: Annotated[list[ClaimEntry], "ledger order"]
     counts: Annotated[dict[str, int], "claims per verdict (every verdict listed)"]

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from artifact import files, paths
+from artifact import files, hostinfo, paths
 from artifact.contract.comparison import Comparison, read
 from artifact.errors import ComparisonError
 from artifact.render.figures import PNG_METADATA, STYLE, TEXT_WIDTH_IN
@@ -161,7 +161,10 @@ def markdown(doc: Mapping[str, Any], *, templates: Path = paths.TEMPLATES,
     mb = doc["b"]["software"].get("model_sha256") or {}
     models = [(m, ma.get(m), mb.get(m)) for m in sorted(set(ma) | set(mb))]
     return env.get_template("comparison.md.j2").render(
-        doc=doc, figure=figure_name, value=_value, ratio=_ratio, models=models)
+        doc=doc, figure=figure_name, value=_value, ratio=_ratio, models=models,
+        host_fields=[f for f in hostinfo.FIELDS
+                     if any((doc[s]["hardware"]["host"] or {}).get(f) is not None
+                            for s in ("a", "b"))])
 
 
 START = "<!-- reproduction-example: {} -->"

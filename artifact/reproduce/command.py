@@ -47,8 +47,9 @@ def compare_sets(a: Path, b: Path, *, out: Path | None = None, ledger: Path = pa
     path = document.write(doc, out)
     md, html, _ = comparison.write(path, out)
     c = doc["counts"]
-    say(f"B {rep.hardware.describe()} vs A {ref.hardware.describe()} "
-        f"({'same' if doc['same_hardware'] else 'different'} hardware)")
+    hw = doc["hardware"]
+    say(f"B {rep.hardware.describe()} vs A {ref.hardware.describe()}: hardware "
+        f"{hw['verdict']} ({hw['why']})")
     say(", ".join(f"{n} {v}" for v, n in c.items() if n))
     for x in doc["claims"]:
         say(f"  {x['verdict']:22s} {x['id']}: A {x['a']}, B {x['b']} ({x['why']})")

@@ -97,8 +97,10 @@ def missing_runs(claim: Claim, reference_runs: Sequence[str],
 
 def judge(claim: Claim, summary_a: Mapping[str, Any], vars_a: Mapping[str, Any],
           summary_b: Mapping[str, Any], vars_b: Mapping[str, Any], *, same_hardware: bool,
-          not_run: Sequence[str] = ()) -> Judged:
-    """The verdict of one claim (``not_run``: runs it needs that B did not reproduce)."""
+          not_run: Sequence[str] = (), hardware_note: str = "") -> Judged:
+    """The verdict of one claim (``not_run``: runs it needs that B did not reproduce;
+    ``hardware_note``: why the hardware is not the same, e.g. the calibrated speed ratio, said
+    beside a claim that differs with it)."""
     [a] = claims.check([claim], summary_a, vars_a)
     [b] = claims.check([claim], summary_b, vars_b)
     if not_run:
@@ -135,16 +137,19 @@ def judge(claim: Claim, summary_a: Mapping[str, Any], vars_a: Mapping[str, Any],
     if same_hardware:
         return Judged(claim=claim, a=a, b=b, verdict=FAILED, band=band,
                       why=f"{beyond} on the same hardware")
+    other = f"other hardware ({hardware_note})" if hardware_note else "other hardware"
     return Judged(claim=claim, a=a, b=b, verdict=DIFFERS if claim.scope == "hardware-bound"
-                  else NOISE, band=band, why=f"{beyond} on other hardware")
+                  else NOISE, band=band, why=f"{beyond} on {other}")
 
 
 def judge_all(ledger: Sequence[Claim], summary_a: Mapping[str, Any], vars_a: Mapping[str, Any],
               summary_b: Mapping[str, Any], vars_b: Mapping[str, Any], *, same_hardware: bool,
-              runs_a: Sequence[str], runs_b: Sequence[str]) -> list[Judged]:
+              runs_a: Sequence[str], runs_b: Sequence[str],
+              hardware_note: str = "") -> list[Judged]:
     """Every claim of the ledger, in ledger order."""
     return [judge(c, summary_a, vars_a, summary_b, vars_b, same_hardware=same_hardware,
-                  not_run=missing_runs(c, runs_a, runs_b)) for c in ledger]
+                  not_run=missing_runs(c, runs_a, runs_b), hardware_note=hardware_note)
+            for c in ledger]
 
 
 def counts(judged: Sequence[Judged]) -> dict[str, int]:

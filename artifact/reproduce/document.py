@@ -18,7 +18,7 @@ from artifact import files, paths
 from artifact.claims import Claim, Outcome
 from artifact.contract import comparison as contract
 from artifact.errors import ReproduceError
-from artifact.reproduce import compare
+from artifact.reproduce import compare, host
 from artifact.reproduce.runsets import RunSet, raw_stats, same_outputs
 
 SCHEMA = contract.SCHEMA_VERSION
@@ -114,19 +114,33 @@ def run_rows(a: RunSet, b: RunSet) -> list[dict[str, Any]]:
 def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
           ledger_path: Path) -> contract.Comparison:
     """The whole comparison of reproduction ``b`` against reference ``a``."""
-    same_hw = a.hardware == b.hardware
+    hw = host.judge(a.hardware, b.hardware, speed_ratio(b))
     judged = compare.judge_all(ledger, a.summary, a.variables, b.summary, b.variables,
-                               same_hardware=same_hw, runs_a=_all_runs(a), runs_b=b.run_ids)
+                               same_hardware=hw.same, runs_a=_all_runs(a), runs_b=b.run_ids,
+                               hardware_note=hw.note())
     doc = {
         "schema": SCHEMA, "ledger": paths.shown(ledger_path, outside="name"),
         "a": side(a), "b": side(b),
-        "same_hardware": same_hw, "same_software": dict(a.software) == dict(b.software),
+        "same_hardware": hw.same, "same_software": dict(a.software) == dict(b.software),
+        "hardware": {"verdict": hw.verdict, "why": hw.why, "differing": list(hw.differing),
+                     "speed_ratio": hw.speed_ratio, "band": host.SPEED_BAND},
         "claims": [claim_entry(j) for j in judged],
         "counts": compare.counts(judged),
         "strict_failures": [j.claim.id for j in compare.strict_failures(judged)],
         "runs": run_rows(a, b),
     }
     return contract.validate(files.to_plain(doc), source=NAME, error=ReproduceError)
+
+
+def speed_ratio(rs: RunSet) -> float | None:
+    """A reproduction's calibrated speed ratio: its time for the calibration prompts over the
+    committed records' time for them (``reproduction.json: calibration.scale``); ``None``
+    without a calibration (a folder of runs, or a skipped calibration)."""
+    cal = (rs.manifest or {}).get("calibration")
+    if not isinstance(cal, Mapping) or cal.get("skipped"):
+        return None
+    scale = cal.get("scale")
+    return float(scale) if isinstance(scale, int | float) and scale > 0 else None
 
 
 def _all_runs(a: RunSet) -> tuple[str, ...]:

@@ -124,10 +124,20 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     if name is None:
         name = "committed" if path.resolve() == paths.RUNS.resolve() else path.resolve().name
     return RunSet(name=name, root=root, runs=tuple(runs), summary=summary,
-                  variables=variables, hardware=hardware(env),
+                  variables=variables,
+                  hardware=hardware({**env, "host": _host([*runs, *own])}),
                   software={**software(env), "prompt_sets": sets},
                   manifest=manifest, warnings=tuple(summary["warnings"]),
                   all_run_ids=every, own_runs=tuple(own))
+
+
+def _host(runs: Sequence[Run]) -> Any:
+    """The runs' extended fingerprint (``environment.host``) when every run recorded the same
+    one; ``None`` (not known) when one did not record it or two differ."""
+    hosts = [r.desc.environment.get("host") for r in runs]
+    if not hosts or not all(isinstance(h, Mapping) for h in hosts):
+        return None
+    return hosts[0] if all(h == hosts[0] for h in hosts[1:]) else None
 
 
 def _accsplit_variables(root: Path, keep: Mapping[str, frozenset[str] | None]) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from artifact import paths, records
+from artifact import hostinfo, paths, records
 from artifact.reproduce import command, plan
 from artifact.reproduce.host import this_machine
 from artifact.spec import load_campaign
@@ -64,6 +64,16 @@ def test_kick_reproduction_leaves_the_committed_runs_alone_and_compares_them(
         assert verdicts["draft-self-alpha"] == "reproduced"
         assert verdicts["self-draft-accepts-nearly-all"] == "holds"
     assert verdicts["records"] == "not run"
+    # Issue 34: the new runs record the extended fingerprint; the committed ones did not, so
+    # this machine is never "the same hardware" as theirs, and a rate that moves differs with
+    # hardware, the calibrated speed ratio named beside it
+    env = records.read_json(folder / plan.RUNS / "final-none" / records.CONFIG)["environment"]
+    assert set(env["host"]) == set(hostinfo.FIELDS)
+    assert doc["hardware"]["verdict"] in ("unknown", "different") and not doc["same_hardware"]
+    tps = next(c for c in doc["claims"] if c["id"] == "baseline-tok-s")
+    assert tps["verdict"] != "failed"
+    if tps["verdict"] == "differs with hardware":
+        assert "calibrated speed ratio" in tps["why"]
     assert (folder / command.REPORT / "comparison.html").exists()
     assert any(line.startswith("report ") for line in lines)
 

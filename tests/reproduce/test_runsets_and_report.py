@@ -20,7 +20,8 @@ from artifact.reproduce import command, document, runsets
 RUNS = ("final-none", "final-ngram-mod", "final-draft-self")
 
 
-def slice_runs(dest: Path, *, speed: float, cpu: str) -> list[str]:
+def slice_runs(dest: Path, *, speed: float, cpu: str,
+               host: dict[str, object] | None = None) -> list[str]:
     ids: list[str] = []
     for rid in RUNS:
         src, dst = paths.RUNS / rid, dest / rid
@@ -33,6 +34,8 @@ def slice_runs(dest: Path, *, speed: float, cpu: str) -> list[str]:
         config = json.loads((dst / "config.json").read_text())
         config["prompt_ids"] = sorted(ids)
         config["environment"]["cpu_model"] = cpu
+        if host is not None:
+            config["environment"]["host"] = host
         (dst / "config.json").write_text(json.dumps(config))
         keep = [r for r in rows if r["prompt_id"] in ids]
         for r in keep:
@@ -95,11 +98,61 @@ def test_compare_writes_the_report_and_leaves_both_sets_untouched(
     command.compare_sets(paths.RUNS, root, out=tmp_path, strict=True, say=lines.append)
 
 
-def test_strict_fails_the_same_difference_on_the_same_hardware(tmp_path: Path) -> None:
-    slice_runs(tmp_path / "b", speed=1.7, cpu="Intel(R) Xeon(R) Processor")
+HOST = {"cpu_vendor": "GenuineIntel", "cpu_family": "6", "cpu_model_id": "143",
+        "cpu_stepping": "8", "microcode": "0x2b000603", "cpu_flags": "bf17f8520e47",
+        "cpu_mhz": 2100, "cache_l1d": "48 KiB", "cache_l1i": "32 KiB", "cache_l2": "2 MiB",
+        "cache_l3": "105 MiB", "threads_per_core": "1", "hypervisor": "KVM",
+        "mem_total_mib": 7851, "kernel": "6.8.0"}
+
+
+def _reproduction(folder: Path, *, speed: float, scale: float, host: dict[str, object]) -> Path:
+    """A reproduction folder: sliced runs and a manifest whose calibration says ``scale``."""
+    slice_runs(folder / "runs", speed=speed, cpu="Intel(R) Xeon(R) Processor", host=host)
+    manifest = {"selection": {"label": "subset", "runs": list(RUNS), "prompts_per_domain": 1},
+                "campaign": "cpu-study",
+                "started": None, "finished": None, "complete": True,
+                "calibration": {"run_id": "final-none", "prompt_ids": ["a"], "here_ms": scale,
+                                "committed_ms": 1.0, "scale": scale},
+                "expected_s": {}, "runs": {}, "load": [], "cpu_count": 2}
+    (folder / "reproduction.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_strict_fails_the_same_difference_only_on_hardware_shown_the_same(
+        tmp_path: Path) -> None:
+    """Issue 34: "failed on the same hardware" only when it was: equal extended fingerprints and
+    a calibrated speed ratio within the noise band. Otherwise the 1.7x faster rate differs with
+    hardware, and the report names the ratio."""
+    slice_runs(tmp_path / "a", speed=1.0, cpu="Intel(R) Xeon(R) Processor", host=HOST)
+    quiet = lambda _: None  # noqa: E731
+    same = _reproduction(tmp_path / "same", speed=1.7, scale=1.03, host=HOST)
     with pytest.raises(command.ReproduceError, match="baseline-tok-s"):
-        command.compare_sets(paths.RUNS, tmp_path / "b", out=tmp_path / "out", strict=True,
-                             say=lambda _: None)
+        command.compare_sets(tmp_path / "a", same, out=tmp_path / "o1", strict=True, say=quiet)
+    faster = _reproduction(tmp_path / "faster", speed=1.7, scale=0.58, host=HOST)
+    doc = command.compare_sets(tmp_path / "a", faster, out=tmp_path / "o2", strict=True,
+                               say=quiet)
+    tps = next(c for c in doc["claims"] if c["id"] == "baseline-tok-s")
+    assert doc["hardware"]["verdict"] == "different" and not doc["same_hardware"]
+    assert tps["verdict"] == "differs with hardware" and "speed ratio 0.58" in tps["why"]
+    bigger = _reproduction(tmp_path / "cache", speed=1.7, scale=1.0,
+                           host={**HOST, "cache_l3": "480 MiB"})
+    doc = command.compare_sets(tmp_path / "a", bigger, out=tmp_path / "o3", strict=True,
+                               say=quiet)
+    assert doc["hardware"]["differing"] == ["cache_l3"]
+    assert {c["id"]: c["verdict"] for c in doc["claims"]}["baseline-tok-s"] == \
+        "differs with hardware"
+    md = (tmp_path / "o3" / comparison.MD).read_text()
+    assert "| cache\\_l3 | 105 MiB | 480 MiB |" in md
+
+
+def test_the_committed_runs_recorded_no_extended_fingerprint_so_nothing_is_same_to_them(
+        tmp_path: Path) -> None:
+    """Runs measured before issue 34 keep what they have and compare as "unknown"."""
+    repro = _reproduction(tmp_path / "b", speed=1.7, scale=1.0, host=HOST)
+    doc = command.compare_sets(paths.RUNS, repro, out=tmp_path / "out", strict=True,
+                               say=lambda _: None)
+    assert doc["hardware"]["verdict"] == "unknown"
+    assert "no extended fingerprint" in doc["hardware"]["why"]
 
 
 def test_the_figure_draws_bands_and_bounds(sliced: tuple[Path, list[str]],

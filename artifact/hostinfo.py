@@ -1,0 +1,155 @@
+"""What tells two hosts apart beyond the CPU model string (issue 34).
+
+Virtual machines report one generic model string ("Intel(R) Xeon(R) Processor") for very
+different hosts: a fresh CI machine with that string and 2 cores decoded 1.7 times faster than
+the committed runs' machine, with 480 MiB of L3 against 32. The *extended fingerprint* is what
+``/proc/cpuinfo``, ``lscpu``, ``/proc/meminfo`` and the kernel say beyond the model string:
+vendor, family, model, stepping, microcode, the CPU flags (as a short hash of the sorted set),
+the cache sizes, the clock (to 100 MHz), the hypervisor, SMT, the memory size and the kernel.
+Every new run records it in its environment (``config.json: environment.host``); runs measured
+before have none and compare as "unknown" (:mod:`artifact.reproduce.host`).
+
+The parsers take text, so tests feed them another machine's files.
+
+>>> info = parse_cpuinfo("vendor_id : GenuineIntel\\ncpu family : 6\\nmodel : 143\\n"
+...                      "stepping : 8\\nmicrocode : 0x2b000603\\ncpu MHz : 2099.998\\n"
+...                      "flags : sse2 avx2 fpu\\n")
+>>> info["cpu_vendor"], info["cpu_model_id"], info["cpu_mhz"], info["cpu_flags"]
+('GenuineIntel', '143', 2100, 'bf17f8520e47')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+# The fields of the extended fingerprint, in the order a report lists them.
+FIELDS = ("cpu_vendor", "cpu_family", "cpu_model_id", "cpu_stepping", "microcode", "cpu_flags",
+          "cpu_mhz", "cache_l1d", "cache_l1i", "cache_l2", "cache_l3", "threads_per_core",
+          "hypervisor", "mem_total_mib", "kernel")
+_CPUINFO = {"vendor_id": "cpu_vendor", "cpu family": "cpu_family", "model": "cpu_model_id",
+            "stepping": "cpu_stepping", "microcode": "microcode"}
+_LSCPU = {"L1d cache": "cache_l1d", "L1i cache": "cache_l1i", "L2 cache": "cache_l2",
+          "L3 cache": "cache_l3", "Thread(s) per core": "threads_per_core",
+          "Hypervisor vendor": "hypervisor", "CPU max MHz": "cpu_max_mhz"}
+
+
+def flags_hash(flags: str) -> str:
+    """The CPU flags as 12 hex digits of the SHA-256 of their sorted, unique set.
+
+    >>> flags_hash("avx2 sse2 fpu") == flags_hash("fpu  sse2 avx2 sse2")
+    True
+    """
+    joined = " ".join(sorted(set(flags.split())))
+    return hashlib.sha256(joined.encode()).hexdigest()[:12]
+
+
+def _mhz(text: str) -> int | None:
+    """A clock in MHz rounded to 100 (it moves by a few MHz between reads).
+
+    >>> _mhz("2099.998"), _mhz("x")
+    (2100, None)
+    """
+    try:
+        return int(round(float(text) / 100.0) * 100)
+    except ValueError:
+        return None
+
+
+def parse_cpuinfo(text: str) -> dict[str, Any]:
+    """The first processor's block of ``/proc/cpuinfo``."""
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if out:
+                break  # the first processor only: the others repeat it
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key in _CPUINFO:
+            out[_CPUINFO[key]] = value
+        elif key == "flags":
+            out["cpu_flags"] = flags_hash(value)
+        elif key == "cpu MHz":
+            out["cpu_mhz"] = _mhz(value)
+    return out
+
+
+def parse_lscpu(text: str) -> dict[str, Any]:
+    """``lscpu --json``: cache sizes, threads per core, hypervisor, maximum clock.
+
+    >>> parse_lscpu('{"lscpu": [{"field": "L3 cache:", "data": "480 MiB (1 instance)"},'
+    ...             '{"field": "Thread(s) per core:", "data": "1"}]}')
+    {'cache_l3': '480 MiB', 'threads_per_core': '1'}
+    """
+    try:
+        rows = json.loads(text).get("lscpu", [])
+    except (ValueError, AttributeError):
+        return {}
+    out: dict[str, Any] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        field = str(row.get("field", "")).rstrip(":").strip()
+        data = row.get("data")
+        if field in _LSCPU and isinstance(data, str):
+            # "480 MiB (1 instance)": the size, not how many caches hold it
+            out[_LSCPU[field]] = data.split(" (", 1)[0].strip()
+    return out
+
+
+def parse_meminfo(text: str) -> int | None:
+    """``MemTotal`` of ``/proc/meminfo`` in MiB.
+
+    >>> parse_meminfo("MemTotal:        8039936 kB\\nMemFree: 1 kB\\n")
+    7851
+    """
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            parts = line.split()
+            try:
+                return int(parts[1]) // 1024
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _lscpu() -> str:
+    exe = shutil.which("lscpu")
+    if exe is None:
+        return ""
+    try:
+        proc = subprocess.run([exe, "--json"], capture_output=True, text=True, check=False,
+                              timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def combine(cpuinfo: str, lscpu: str, meminfo: str, kernel: str) -> dict[str, Any]:
+    """The extended fingerprint from the three files' text and the kernel release: every field
+    of :data:`FIELDS`, ``None`` where a file did not say it."""
+    cpu, ls = parse_cpuinfo(cpuinfo), parse_lscpu(lscpu)
+    clock = _mhz(ls["cpu_max_mhz"]) if ls.get("cpu_max_mhz") else cpu.get("cpu_mhz")
+    merged = {**cpu, **ls, "cpu_mhz": clock, "mem_total_mib": parse_meminfo(meminfo),
+              "kernel": kernel or None}
+    return {f: merged.get(f) for f in FIELDS}
+
+
+def capture() -> dict[str, Any]:
+    """This host's extended fingerprint (a few milliseconds; ``lscpu`` when installed)."""
+    return combine(_read("/proc/cpuinfo"), _lscpu(), _read("/proc/meminfo"), platform.release())
