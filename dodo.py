@@ -21,6 +21,7 @@ from artifact import paths
 from artifact.analysis.task import (
     task_accsplit,
     task_analysis,
+    task_core,
     task_costmodel,
     task_realism,
     task_workload,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
-    "task_costmodel",
+    "task_core", "task_costmodel",
     "task_figures", "task_kick", "task_manifest", "task_manuscript", "task_prompts",
     "task_readme", "task_realism", "task_reproduce", "task_sessions", "task_tables",
     "task_toolchain", "task_verify", "task_workload",
@@ -54,8 +55,8 @@ __all__ = [
 # (artifact/filecheck.py).
 DOIT_CONFIG = {
     "check_file_uptodate": ContentChecker,
-    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "tables",
-                      "figures", "manuscript", "verify", "manifest"],
+    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "core",
+                      "tables", "figures", "manuscript", "verify", "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and

@@ -27,6 +27,7 @@ WORKLOAD = ANALYSIS / "workload.json"
 ACCSPLIT = ANALYSIS / "accsplit.json"
 REALISM = ANALYSIS / "realism.json"
 COSTMODEL = ANALYSIS / "costmodel.json"
+CORE = ANALYSIS / "core.json"  # the core study, take three (issue 29)
 CLAIMS = EXPERIMENTS / "claims.toml"
 STUDY = CAMPAIGNS / "cpu-study.toml"
 REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the committed runs
@@ -34,6 +35,8 @@ REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the
 # a committed reproduction's own runs, REPRODUCTIONS/<name>/runs)
 # The core study, take three (issue 29): its cost and pilot runs, then its cells.
 CORE_RUNS = EXPERIMENTS / "runs-core"
+# what the cost model predicted for each of its cells, committed before they were measured
+CORE_PREDICTIONS = EXPERIMENTS / "core-predictions.json"
 COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS)
 
 TEMPLATES = ROOT / "templates"

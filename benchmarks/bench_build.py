@@ -38,7 +38,7 @@ def needed() -> list[Path]:
     from artifact.render import catalogue
 
     data = {e.data for e in (*catalogue.TABLES, *catalogue.FIGURES)}
-    rest = data | {paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM}
+    rest = data | {paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM, paths.CORE}
     return [paths.SUMMARY, *sorted(rest - {paths.SUMMARY})]  # the cost model reads the summary
 
 
@@ -68,6 +68,10 @@ def write_fixture(target: Path) -> None:
         from artifact.analysis.costmodel import write
 
         write(paths.COST_RUNS, paths.RUNS, target.parent / paths.SUMMARY.name, target)
+    elif target.name == paths.CORE.name:  # no fixture: the committed core runs
+        from artifact.analysis.core import write as write_core
+
+        write_core(paths.CORE_RUNS, target, paths.CORE_PREDICTIONS)
     else:
         raise SystemExit(f"bench_build: no fixture for {target.name}: add one to write_fixture")
 
@@ -92,8 +96,8 @@ def stage(dest: Path, summary: Path | None, analysis: Path | None) -> None:
         elif source.is_file():
             shutil.copy2(source, target)
         else:
-            raise SystemExit(f"bench_build: {source}: not found (build it with `doit "
-                             "analysis accsplit workload realism costmodel`, or use --fixture)")
+            raise SystemExit(f"bench_build: {source}: not found (build it with `doit analysis "
+                             "accsplit workload realism costmodel core`, or use --fixture)")
     shutil.rmtree(dest / "experiments" / "analysis" / "_workload_runs", ignore_errors=True)
     (dest / "dodo.py").write_text(DODO, encoding="utf-8")
 

@@ -13,7 +13,7 @@ from artifact import paths
 COPY = ("artifact", "templates", "experiments/campaigns", "experiments/runs",
         "experiments/runs-cost", "experiments/runs-realism", "experiments/sessions")
 FILES = ("dodo.py", "pyproject.toml", "experiments/claims.toml", "experiments/prompt_sets.toml",
-         "experiments/session_sets.toml")
+         "experiments/session_sets.toml", "experiments/core-predictions.json")
 
 
 def _doit(root: Path, *args: str) -> str:
@@ -34,6 +34,9 @@ def test_editing_a_module_makes_exactly_its_tasks_out_of_date(tmp_path: Path) ->
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
     for f in FILES:
         shutil.copy2(paths.ROOT / f, tmp_path / f)
+    # the core study: what its analysis reads (server logs left out: 40 MB it does not read)
+    shutil.copytree(paths.CORE_RUNS, tmp_path / "experiments/runs-core",
+                    ignore=shutil.ignore_patterns("server.log", "events.jsonl"))
     _doit(tmp_path, "analysis", "tables")
     before = _status(tmp_path)
     assert before["analysis"] == "U" and before["tables:speedup"] == "U"

@@ -32,6 +32,7 @@ pass; each run's count of prompts whose passes differ is reported (it should be 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import statistics
@@ -42,13 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths, records
+from artifact.contract import core as contract
 from artifact.errors import AnalysisError, cli
 
-SCHEMA = 1
-TARGETS = ("q4_1", "q8_0", "f16")
-TASKS = ("study", "edit")
-DRAFTERS = ("ngram-mod", "ngram-mod-k16", "ngram-simple", "draft-q2k")
-CONTROL = "control"
+TARGETS, TASKS, DRAFTERS, CONTROL = (contract.TARGETS, contract.TASKS, contract.DRAFTERS,
+                                     contract.CONTROL)
 DRAFTS = "spec_decode_num_drafts_total"
 ALPHA = 0.05
 
@@ -176,12 +175,15 @@ def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any]:
             "passes_disagree": passes_disagree(obs)}
 
 
-def _predictions(file: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+def _predictions(file: Path) -> tuple[dict[tuple[str, str, str], dict[str, Any]],
+                                       contract.Predictions | None]:
+    """The committed predictions by cell, and where they come from (None: no file)."""
     if not file.is_file():
-        return {}
+        return {}, None
     shown = paths.shown(file)
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
+        raw = file.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise AnalysisError(f"{shown}: not readable as JSON ({err})") from err
     cells = doc.get("cells") if isinstance(doc, dict) else None
@@ -192,24 +194,80 @@ def _predictions(file: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
         for k in ("target", "task", "drafter", "sign"):
             if not isinstance(c, dict) or not isinstance(c.get(k), str):
                 raise AnalysisError(f"{shown}: cells[{i}].{k}: expected a string")
+        if c["sign"] not in ("pays", "loses"):
+            raise AnalysisError(f"{shown}: cells[{i}].sign: expected 'pays' or 'loses'")
         for k in ("predicted", "lo", "hi"):
-            v = c.get(k)
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
-                raise AnalysisError(f"{shown}: cells[{i}].{k}: expected a finite number")
+            _finite(shown, f"cells[{i}].{k}", c.get(k))
         out[(c["target"], c["task"], c["drafter"])] = c
-    return out
+    costs: dict[str, contract.Cost] = {}
+    given = doc.get("costs")
+    if not isinstance(given, dict):
+        raise AnalysisError(f"{shown}: costs: expected an object of step costs by target")
+    for target, cost in given.items():
+        vals = {k: _finite(shown, f"costs.{target}.{k}",
+                           cost.get(k) if isinstance(cost, dict) else None)
+                for k in ("c1_ms", "a_ms", "b_ms", "draft_round_ms")}
+        costs[target] = {"c1_ms": vals["c1_ms"], "a_ms": vals["a_ms"], "b_ms": vals["b_ms"],
+                         "draft_round_ms": vals["draft_round_ms"]}
+    made = doc.get("made_utc")
+    if not isinstance(made, str):
+        raise AnalysisError(f"{shown}: made_utc: expected a string (when they were made)")
+    return out, {"file": paths.shown(file, outside="name"),
+                 "sha256": hashlib.sha256(raw).hexdigest(), "made_utc": made, "costs": costs}
+
+
+def _finite(shown: str, where: str, v: Any) -> float:
+    if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+        raise AnalysisError(f"{shown}: {where}: expected a finite number")
+    return float(v)
+
+
+def _judge(cell: dict[str, Any], p: Mapping[str, Any] | None) -> None:
+    """Set a cell's prediction and the verdicts on it (all null for the control)."""
+    if p is None:
+        cell.update(predicted=None, sign_right=None, inside=None)
+        return
+    m = cell["speedup"]["mean"]
+    cell["predicted"] = {k: p[k] for k in ("predicted", "lo", "hi", "sign")}
+    cell["sign_right"] = (m > 1) == (p["predicted"] > 1)
+    cell["inside"] = p["lo"] <= m <= p["hi"]
+
+
+def _rank(cells: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], list[str]]:
+    """Holm-adjusted pairwise p-values of a group's drafters, and the pairs they separate."""
+    pvals = {}
+    for i, a in enumerate(DRAFTERS):
+        for b in DRAFTERS[i + 1:]:
+            if a in cells and b in cells:
+                ua, ub = cells[a]["per_prompt"], cells[b]["per_prompt"]
+                common = sorted(ua.keys() & ub.keys())
+                pvals[f"{a} vs {b}"] = _paired_p([ua[p] for p in common],
+                                                 [ub[p] for p in common])
+    adj = holm(pvals) if pvals else {}
+    order = []
+    for pair, padj in adj.items():
+        if padj < ALPHA:
+            a, b = pair.split(" vs ")
+            ma, mb = cells[a]["speedup"]["mean"], cells[b]["speedup"]["mean"]
+            order.append(f"{a} > {b}" if ma > mb else f"{b} > {a}")
+    return adj, order
 
 
 def build(root: Path = paths.CORE_RUNS,
-          predictions: Path = paths.EXPERIMENTS / "core-predictions.json") -> dict[str, Any]:
-    """Every measured (target, task): its cells, control, rankings and predictions."""
-    pred = _predictions(predictions)
+          predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
+    """Every measured (target, task): its cells, control, rankings and predictions, checked
+    against the contract (:mod:`artifact.contract.core`)."""
+    pred, meta = _predictions(predictions)
     groups: list[dict[str, Any]] = []
     left_out: dict[str, int] = {}
+    warnings: list[str] = []
+    if meta is None:
+        warnings.append(f"{paths.shown(predictions)}: no predictions file: cells are not judged")
     for target in TARGETS:
         for task in TASKS:
             g = f"{target}-{task}"
             if not (root / f"{g}-none" / records.RESULTS).is_file():
+                warnings.append(f"group {g}: run {g}-none has no results; run skipped")
                 continue
             runs: dict[str, list[Obs]] = {}
             for d in ("none", CONTROL, *DRAFTERS):
@@ -218,39 +276,32 @@ def build(root: Path = paths.CORE_RUNS,
                     runs[d], busy = read_run(path)
                     if busy:
                         left_out[f"{g}-{d}"] = busy
+                else:
+                    warnings.append(f"group {g}: run {g}-{d} has no results; run skipped")
             base = per_prompt_ms(runs["none"])
             cells: dict[str, dict[str, Any]] = {}
             for d in (CONTROL, *DRAFTERS):
                 if d in runs:
                     cells[d] = _cell(runs[d], base)
-                    p = pred.get((target, task, d))
-                    if p is not None:
-                        m = cells[d]["speedup"]["mean"]
-                        cells[d]["predicted"] = {k: p[k] for k in ("predicted", "lo", "hi",
-                                                                   "sign")}
-                        cells[d]["sign_right"] = (m > 1) == (p["predicted"] > 1)
-            pvals = {}
-            for i, a in enumerate(DRAFTERS):
-                for b in DRAFTERS[i + 1:]:
-                    if a in cells and b in cells:
-                        ua, ub = cells[a]["per_prompt"], cells[b]["per_prompt"]
-                        common = sorted(ua.keys() & ub.keys())
-                        pvals[f"{a} vs {b}"] = _paired_p([ua[p] for p in common],
-                                                         [ub[p] for p in common])
-            adj = holm(pvals) if pvals else {}
-            order = []
-            for pair, padj in adj.items():
-                if padj < ALPHA:
-                    a, b = pair.split(" vs ")
-                    ma, mb = cells[a]["speedup"]["mean"], cells[b]["speedup"]["mean"]
-                    order.append(f"{a} > {b}" if ma > mb else f"{b} > {a}")
+                    _judge(cells[d], pred.get((target, task, d)) if d != CONTROL else None)
+            adj, order = _rank(cells)
             groups.append({"target": target, "task": task, "none_passes_disagree":
                            passes_disagree(runs["none"]), "cells": cells,
                            "holm": adj, "separated": order})
-    judged = [c for g in groups for c in g["cells"].values() if "sign_right" in c]
-    return {"schema": SCHEMA, "groups": groups, "left_out_contended": left_out,
-            "signs_right": sum(1 for c in judged if c["sign_right"]),
-            "signs_judged": len(judged)}
+    judged = [c for g in groups for c in g["cells"].values() if c["sign_right"] is not None]
+    doc = {"schema_version": contract.SCHEMA_VERSION, "groups": groups,
+           "left_out_contended": left_out,
+           "signs_right": sum(1 for c in judged if c["sign_right"]),
+           "signs_judged": len(judged), "inside": sum(1 for c in judged if c["inside"]),
+           "predictions": meta, "warnings": sorted(warnings)}
+    return contract.validate(doc, source=paths.shown(root), error=AnalysisError)
+
+
+def write(root: Path, out: Path, predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
+    """Build ``core.json`` from the runs under ``root`` and write it atomically."""
+    doc = build(root, predictions)
+    files.write_json(out, doc)
+    return doc
 
 
 def lines(doc: Mapping[str, Any]) -> list[str]:
@@ -264,7 +315,8 @@ def lines(doc: Mapping[str, Any]) -> list[str]:
             out.append(f"{g['target']:5s} {g['task']:6s} {d:14s} {s['mean']:.3f} {iv} "
                        f"n={s['n']:2d} passes={len(c['repeats'])}"
                        + (f"  predicted {p['predicted']:.3f} [{p['lo']:.3f}, {p['hi']:.3f}]"
-                          f" sign {'right' if c['sign_right'] else 'WRONG'}" if p else "")
+                          f" sign {'right' if c['sign_right'] else 'WRONG'}"
+                          f"{'' if c['inside'] else ', outside'}" if p else "")
                        + (f"  alpha {c['acceptance']:.3f} tau {c['tokens_per_round']:.2f}"
                           if c["acceptance"] is not None else "")
                        + (f"  undrafted {c['undrafted']['mean']:.3f} (n={c['undrafted']['n']})"
@@ -273,7 +325,9 @@ def lines(doc: Mapping[str, Any]) -> list[str]:
                           if c["passes_disagree"] else ""))
         if g["separated"]:
             out.append(f"      separated after Holm: {'; '.join(g['separated'])}")
-    out.append(f"signs right: {doc['signs_right']} of {doc['signs_judged']}")
+    out.append(f"signs right: {doc['signs_right']} of {doc['signs_judged']}; inside the "
+               f"prediction interval: {doc['inside']}")
+    out.extend(f"warning: {w}" for w in doc["warnings"])
     return out
 
 
@@ -289,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         raise AnalysisError(f"{paths.shown(args.runs)}: no core group measured there "
                             "(runs <target>-<task>-none of experiments/campaigns/core.toml)")
     if args.out is not None:
-        files.write_text(args.out, json.dumps(doc, indent=1) + "\n")
+        files.write_json(args.out, doc)
     print("\n".join(lines(doc)))
     return 0
 

@@ -52,7 +52,7 @@ from artifact import files, paths, records
 from artifact.errors import AnalysisError, cli
 
 SCHEMA = 1
-OUT = paths.EXPERIMENTS / "core-predictions.json"
+OUT = paths.CORE_PREDICTIONS
 TARGETS = ("q4_1", "q8_0", "f16")
 TASKS = ("study", "edit")
 DRAFTERS = ("ngram-mod", "ngram-mod-k16", "ngram-simple", "draft-q2k")

@@ -211,3 +211,40 @@ def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Pat
         if family in families:
             out.append(config.parent)
     return out
+
+
+# The core study's runs: <target>-<task>-<drafter> under experiments/runs-core (its cost and
+# pilot runs there feed the committed predictions, not this analysis). Mirrors
+# artifact.contract.core's TARGETS and TASKS (a test checks the two agree): this module is
+# imported on every `doit list` and stays light.
+CORE_GROUPS = tuple(f"{t}-{k}" for t in ("q4_1", "q8_0", "f16") for k in ("study", "edit"))
+
+
+@doit_action
+def _write_core(runs: Path, out: Path, predictions: Path) -> None:
+    from artifact.analysis.core import write  # scipy only when it runs
+
+    say_warnings("core", write(runs, out, predictions)["warnings"])
+
+
+def core_run_files(root: Path = paths.CORE_RUNS) -> list[Path]:
+    """The raw files the core analysis reads of each run of a (target, task) group."""
+    return sorted(p for g in CORE_GROUPS for run in root.glob(f"{g}-*") if run.is_dir()
+                  for p in run.iterdir() if p.name in (records.CONFIG, records.RESULTS))
+
+
+def task_core() -> dict[str, Any]:
+    """Core study, take three: the measured cells beside their committed predictions ->
+    experiments/analysis/core.json."""
+    from artifact.contract import core as contract
+
+    deps = [str(p) for p in core_run_files()]
+    code = [str(p) for p in imports.closure("artifact.analysis.core")]
+    params = {"schema_version": contract.SCHEMA_VERSION}
+    return {
+        "actions": [(_write_core, [paths.CORE_RUNS, paths.CORE, paths.CORE_PREDICTIONS])],
+        "file_dep": [*deps, str(paths.CORE_PREDICTIONS), *code],
+        "targets": [str(paths.CORE)],
+        "uptodate": [config_changed(params)],
+        "clean": True,
+    }

@@ -14,6 +14,7 @@ from pathlib import Path
 from artifact import files, paths
 from artifact.contract import accsplit as accsplit_contract
 from artifact.contract import comparison as comparison_contract
+from artifact.contract import core as core_contract
 from artifact.contract import realism as realism_contract
 from artifact.contract import schema_markdown
 from artifact.contract import summary as summary_contract
@@ -28,6 +29,7 @@ DOCUMENTS: dict[Path, type] = {
     paths.ROOT / "docs" / "accsplit-schema.md": accsplit_contract.AccSplit,
     paths.ROOT / "docs" / "realism-schema.md": realism_contract.Realism,
     paths.ROOT / "docs" / "comparison-schema.md": comparison_contract.Comparison,
+    paths.ROOT / "docs" / "core-schema.md": core_contract.Core,
 }
 
 

@@ -22,6 +22,7 @@ END = "<!-- claims-map: end -->"
 CAMPAIGN = "experiments/campaigns/cpu-study.toml"
 WORKLOAD_CAMPAIGN = "experiments/campaigns/workload.toml"
 REALISM_CAMPAIGN = "experiments/campaigns/realism.toml"
+CORE_CAMPAIGN = "experiments/campaigns/core.toml"
 PAGE = paths.ROOT / "docs" / "claims.md"  # the page that holds the section; README.md links it
 
 
@@ -58,6 +59,9 @@ def how(runs: Sequence[sources.RunSource], all_runs: Sequence[str]) -> str:
         return f"`python -m artifact.campaign {WORKLOAD_CAMPAIGN} --runs-dir DIR`"
     if runs[0].path.parent == paths.REALISM_RUNS:
         return f"`python -m artifact.campaign {REALISM_CAMPAIGN} --runs-dir DIR`"
+    if runs[0].path.parent == paths.CORE_RUNS:  # one or two runs by name, else every group
+        some = " ".join(f"--run {r}" for r in ids) + " " if len(ids) <= 2 else ""
+        return f"`python -m artifact.campaign {CORE_CAMPAIGN} {some}--runs-dir DIR`"
     campaign = runs[0].campaign
     prefix = (f"`--campaign {paths.CAMPAIGNS.relative_to(paths.ROOT).as_posix()}/{campaign}.toml`"
               " " if campaign and f"{campaign}.toml" != Path(CAMPAIGN).name else "")

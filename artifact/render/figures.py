@@ -33,9 +33,11 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from artifact import files  # noqa: E402
 from artifact.contract import accsplit as acc  # noqa: E402
+from artifact.contract import core as ccontract  # noqa: E402
 from artifact.contract import realism as rcontract  # noqa: E402
 from artifact.contract import workload as wcontract  # noqa: E402
 from artifact.render import catalogue  # noqa: E402
+from artifact.render import core as rcore  # noqa: E402
 from artifact.render import realism as rrealism  # noqa: E402
 from artifact.render import workload as rworkload  # noqa: E402
 from artifact.render.model import Summary, SummaryError, load  # noqa: E402
@@ -284,9 +286,11 @@ def plot_breakeven(
 
     With ``relative``, each line is divided by its own baseline (the no-draft run over the same
     prompts), so every baseline is the dashed line at 1 and the line's value at alpha = 1 is the
-    speedup perfect acceptance would give. A break-even point is drawn only where its interval
-    says something: a marker at the right edge when the whole interval lies above 1, none when
-    the interval is wider than [0, 1].
+    speedup perfect acceptance would give. A break-even point is drawn only for a line of
+    positive slope (more acceptance, more speed: on a line that falls, the point where it
+    crosses the baseline is not where drafting starts to pay) and only where its interval says
+    something: a marker at the right edge when the whole interval lies above 1, none when the
+    interval is wider than [0, 1].
     """
     beyond = 0
     for i, ln in enumerate(lines):
@@ -299,7 +303,7 @@ def plot_breakeven(
             scale = 1.0 / base
         ax.plot([0.0, 1.0], [ln.a * scale, (ln.a + ln.beta) * scale], color=colour,
                 label=ln.label)
-        if ln.alpha_be is None or base is None:
+        if ln.alpha_be is None or base is None or ln.beta <= 0:
             continue
         y = 1.0 if relative else base
         lo = ln.alpha_be if ln.ci_low is None else ln.ci_low
@@ -655,6 +659,41 @@ def fig_realism(r: rcontract.Realism) -> Figure:
     return fig
 
 
+def fig_regime(c: ccontract.Core) -> Figure:
+    """The core study's map: each (target, task, drafter) cell's measured speedup against the
+    one predicted for it before it was measured."""
+    from matplotlib.lines import Line2D
+
+    fig, (ax, zoom) = _figure(3.5, ncols=2)
+    colours = {d: OKABE_ITO[i] for i, d in enumerate(ccontract.DRAFTERS)}
+    rcore.plot_regime(ax, c, colours)
+    ax.set_title("(a) every cell")
+    # the n-gram cells crowd around 1: the same axes, closer
+    rcore.plot_regime(zoom, c, colours, drafters=tuple(d for d in ccontract.DRAFTERS
+                                                       if d != "draft-q2k"), lims=(0.8, 1.3))
+    zoom.set_title("(b) the n-gram drafters, closer")
+    zoom.set_ylabel("")
+    handles: list[Any] = [Line2D([], [], color=colours[d], marker="o", ls="none", ms=4.2)
+                          for d in ccontract.DRAFTERS]
+    labels = [rcore.DRAFTER_LABELS[d] for d in ccontract.DRAFTERS]
+    for task in ccontract.TASKS:
+        handles.append(Line2D([], [], color="0.3", marker=rcore.MARKERS[task], ls="none",
+                              ms=4.2))
+        labels.append(f"task: {rcore.TASK_LABELS[task]}")
+    for target, fill in (("q4_1", "none"), ("q8_0", "bottom"), ("f16", "full")):
+        handles.append(Line2D([], [], color="0.3", marker="o", ls="none", ms=4.2,
+                              fillstyle="bottom" if fill == "bottom" else "full",
+                              mfc="white" if fill == "none" else "0.3",
+                              markerfacecoloralt="white"))
+        labels.append(f"target: {rcore.TARGET_LABELS[target]}")
+    _fig_legend(fig, handles, labels, 5)
+    return fig
+
+
+# One per catalogue figure of core.json (the core study, take three).
+CORE_FIGURES: dict[str, Callable[[ccontract.Core], Figure]] = {"regime": fig_regime}
+
+
 # One per catalogue figure of realism.json (workload realism, take two).
 REALISM_FIGURES: dict[str, Callable[[rcontract.Realism], Figure]] = {"realism": fig_realism}
 
@@ -680,6 +719,10 @@ def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
 
 def write(data_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:
     """Build one figure from the file its catalogue entry names; save it under ``out_dir``."""
+    if name in CORE_FIGURES:
+        c = ccontract.read(data_path, error=SummaryError)
+        with plt.rc_context(STYLE):  # type: ignore[arg-type]
+            return save(CORE_FIGURES[name](c), out_dir / name, dpi=dpi)
     if name in ACCSPLIT_FIGURES:
         data = acc.read(data_path, error=SummaryError)
         with plt.rc_context(STYLE):  # type: ignore[arg-type]

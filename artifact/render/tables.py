@@ -18,6 +18,7 @@ from artifact import files
 from artifact.contract import accsplit as acc
 from artifact.contract import workload as wcontract
 from artifact.render import catalogue
+from artifact.render import core as rcore
 from artifact.render import costmodel as rcostmodel
 from artifact.render import realism as rrealism
 from artifact.render import workload as rworkload
@@ -175,6 +176,9 @@ ACCSPLIT_CONTEXTS: dict[str, Callable[[acc.AccSplit], dict[str, Any]]] = {
     "accsplit_recon": _acc_recon,
 }
 
+# The core study's table, from core.json (rendered by artifact.render.core).
+CORE_TABLES = rcore.TABLES
+
 # The cost model's table, from costmodel.json (rendered by artifact.render.costmodel).
 COSTMODEL_TABLES = ("costmodel",)
 
@@ -217,6 +221,8 @@ def render_workload(w: wcontract.Workload, name: str, fmt: str, templates: Path)
 def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:
     """Render one table in every format into ``out_dir`` from the file its catalogue entry
     names; returns the files written."""
+    if name in CORE_TABLES:
+        return rcore.write(data_path, name, out_dir, templates)
     if name in COSTMODEL_TABLES:
         return rcostmodel.write(data_path, out_dir, templates)
     if name in REALISM_TABLES:

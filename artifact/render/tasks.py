@@ -38,7 +38,7 @@ REPORT_FIGURES = [FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES]  # em
 ARXIV = paths.BUILD / "arxiv.tar.gz"
 CLAIMS_MAP = paths.ROOT / "docs" / "claims.md"  # claimsmap.PAGE, kept light here (a test: equal)
 # The other studies' analyses: their fatal warnings fail `doit verify --strict` too.
-STUDIES = [paths.ACCSPLIT, paths.WORKLOAD, paths.REALISM, paths.COSTMODEL]
+STUDIES = [paths.ACCSPLIT, paths.WORKLOAD, paths.REALISM, paths.COSTMODEL, paths.CORE]
 
 
 def _s(ps: Any) -> list[str]:
@@ -72,7 +72,7 @@ def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
     rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
-                paths.REALISM)
+                paths.REALISM, paths.CORE)
 
 
 @doit_action
@@ -128,8 +128,9 @@ def manifest_inputs() -> list[Path]:
             *records.raw_run_files(paths.WORKLOAD_RUNS, records.WORKLOAD_RUN_FILES),
             *records.raw_run_files(paths.REALISM_RUNS, records.WORKLOAD_RUN_FILES),
             *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
+            *records.raw_run_files(paths.CORE_RUNS), paths.CORE_PREDICTIONS,
             paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
-            paths.CLAIMS,
+            paths.CORE, paths.CLAIMS,
             PAPER, BIB,
             *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
 
@@ -192,10 +193,10 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
         "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
-                        paths.REALISM,
+                        paths.REALISM, paths.CORE,
                         *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
                         *code("artifact.render.workload"), *code("artifact.render.costmodel"),
-                        *code("artifact.render.realism")]),
+                        *code("artifact.render.realism"), *code("artifact.render.core")]),
         "targets": _s([VARS]),
         "clean": True,
     }

@@ -340,12 +340,12 @@ def dumps(v: dict[str, Any]) -> str:
 
 def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
           workload_path: Path | None = None, costmodel_path: Path | None = None,
-          realism_path: Path | None = None) -> Path:
+          realism_path: Path | None = None, core_path: Path | None = None) -> Path:
     """Compute the variables from ``summary.json`` (and, when given, the acceptance-split
     study's ``accsplit.json`` under the key ``accsplit`` and the workload study's
     ``workload.json`` under the key ``workload``, and the cost model's ``costmodel.json`` under
-    ``costmodel``, and workload realism's ``realism.json`` under ``realism``) and write
-    ``vars.json``."""
+    ``costmodel``, workload realism's ``realism.json`` under ``realism``, and the core study's
+    ``core.json`` under ``core``) and write ``vars.json``."""
     v = compute(load(summary_path))
     if accsplit_path is not None:
         from artifact.contract import accsplit as acc  # only with the study's file
@@ -367,4 +367,8 @@ def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
         from artifact.render import realism as rrealism  # only with the study's file
 
         v["realism"] = files.to_plain(rrealism.variables(rrealism.load(realism_path)))
+    if core_path is not None:
+        from artifact.render import core as rcore  # only with the study's file
+
+        v["core"] = files.to_plain(rcore.variables(rcore.load(core_path)))
     return files.write_text(out, dumps(v))

@@ -64,7 +64,8 @@ def test_the_committed_groups_have_every_prompt_in_three_passes_that_agree() -> 
     from artifact import paths
 
     doc = C.build(paths.CORE_RUNS)
-    assert doc["groups"], "no core group is committed"
+    assert len(doc["groups"]) == 6, "every (target, task) group is committed"
+    assert doc["warnings"] == [] and doc["signs_judged"] == 24
     for g in doc["groups"]:
         assert g["none_passes_disagree"] == 0
         for d, cell in g["cells"].items():
@@ -92,3 +93,48 @@ def test_a_bad_predictions_file_is_one_line(tmp_path: Path, body: str, where: st
 
 def test_a_folder_without_core_groups_is_one_line(tmp_path: Path) -> None:
     assert C.main(["--runs", str(tmp_path)]) == 2
+
+
+def test_the_doit_task_lists_the_groups_of_the_contract() -> None:
+    from artifact.analysis import task
+    from artifact.contract import core as contract
+
+    assert tuple(f"{t}-{k}" for t in contract.TARGETS
+                                     for k in contract.TASKS) == task.CORE_GROUPS
+
+
+def _one_group(tmp_path: Path) -> Path:
+    import shutil
+
+    from artifact import paths
+
+    for run in sorted(paths.CORE_RUNS.glob("q4_1-edit-*")):
+        (tmp_path / run.name).mkdir(parents=True)
+        for name in ("config.json", "results.jsonl"):
+            shutil.copy(run / name, tmp_path / run.name / name)
+    return tmp_path
+
+
+def test_a_group_not_measured_is_a_fatal_warning_and_the_file_fits_its_contract(
+        tmp_path: Path) -> None:
+    from artifact import paths, warning_classes
+    from artifact.contract import core as contract
+    from artifact.errors import AnalysisError
+
+    runs = _one_group(tmp_path / "runs")
+    out = tmp_path / "core.json"
+    doc = C.write(runs, out, paths.CORE_PREDICTIONS)
+    assert [(g["target"], g["task"]) for g in doc["groups"]] == [("q4_1", "edit")]
+    assert len(doc["warnings"]) == 5
+    assert all(warning_classes.CLASSES[warning_classes.classify(w)].fatal
+               for w in doc["warnings"])
+    assert contract.read(out, error=AnalysisError) == doc
+    cells = doc["groups"][0]["cells"]
+    assert cells["control"]["predicted"] is None and cells["control"]["sign_right"] is None
+    assert doc["signs_judged"] == 4 and doc["predictions"] is not None
+
+
+def test_without_predictions_nothing_is_judged_and_it_says_so(tmp_path: Path) -> None:
+    doc = C.build(_one_group(tmp_path / "runs"), tmp_path / "none.json")
+    assert doc["signs_judged"] == 0 and doc["predictions"] is None
+    assert any("no predictions file" in w for w in doc["warnings"])

@@ -93,6 +93,20 @@ def test_breakeven_relative_marks_points_only_where_informative(
     assert len(ax.containers) == 3  # error bars of the three ngram-mod fits
 
 
+def test_a_falling_line_gets_no_breakeven_point(ax: Axes) -> None:
+    """Issue 29: a break-even point is drawn only where a line of positive slope places it;
+    a line that falls through the baseline at alpha = 0.12 with a narrow interval gets none."""
+    falling = figures.FitLine(label="k=4", a=64.0, beta=-30.0, alpha_be=0.12, ci_low=0.05,
+                              ci_high=0.3, baseline=60.4)
+    rising = figures.FitLine(label="k=2", a=40.0, beta=30.0, alpha_be=0.68, ci_low=0.6,
+                             ci_high=0.75, baseline=60.4)
+    figures.plot_breakeven(ax, [falling], 60.4, relative=True)
+    assert len(ax.containers) == 0
+    assert not any(ln.get_marker() in (">", "o") for ln in ax.lines)
+    figures.plot_breakeven(ax, [rising], 60.4, relative=True)
+    assert len(ax.containers) == 1
+
+
 def test_hardware_panels(summary: model.Summary) -> None:
     with plt.rc_context(figures.STYLE):  # type: ignore[arg-type]
         fig, (a, b) = plt.subplots(1, 2)

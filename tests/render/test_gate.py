@@ -81,8 +81,12 @@ def test_strict_verify_is_never_skipped_as_up_to_date(tmp_path: Path) -> None:
               "experiments/sessions", "manuscript"):
         shutil.copytree(paths.ROOT / d, tmp_path / d, ignore=shutil.ignore_patterns(
             "__pycache__", ".*", "_kick", "_superseded", "_scratch*", "build"))
+    # the core study: what its analysis reads (server logs left out: 40 MB it does not read)
+    shutil.copytree(paths.CORE_RUNS, tmp_path / "experiments/runs-core",
+                    ignore=shutil.ignore_patterns("server.log", "events.jsonl"))
     for f in ("dodo.py", "pyproject.toml", "experiments/claims.toml",
-              "experiments/prompt_sets.toml", "experiments/session_sets.toml"):
+              "experiments/prompt_sets.toml", "experiments/session_sets.toml",
+              "experiments/core-predictions.json"):
         shutil.copy2(paths.ROOT / f, tmp_path / f)
     first = _doit(tmp_path, "verify", "--strict")
     assert first.returncode == 0, first.stdout + first.stderr

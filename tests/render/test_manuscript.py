@@ -46,6 +46,14 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     for name in rrealism.TABLES:
         (build / "tables" / f"{name}.md").write_text(
             rrealism.render(rl, name, "md", paths.TEMPLATES), encoding="utf-8")
+    from artifact.render import core as rcore
+
+    from .core_fixture import build_core_fixture
+
+    core = build_core_fixture()
+    for name in rcore.TABLES:
+        (build / "tables" / f"{name}.md").write_text(
+            rcore.render(core, name, "md", paths.TEMPLATES), encoding="utf-8")
     cost = build_costmodel()
     (build / "tables" / "costmodel.md").write_text(
         rcostmodel.render(cost, "md", paths.TEMPLATES), encoding="utf-8")
@@ -54,6 +62,7 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     v["accsplit"] = files.to_plain(accsplit_vars.compute(a))
     v["workload"] = files.to_plain(rworkload.variables(w))
     v["realism"] = files.to_plain(rrealism.variables(rl))
+    v["core"] = files.to_plain(rcore.variables(core))
     return build, v, raw
 
 

@@ -9,9 +9,11 @@ from artifact.render import catalogue, figures, tables, tasks
 
 
 def test_every_catalogue_entry_has_a_renderer_and_templates() -> None:
-    assert (tuple(tables.CONTEXTS) + tables.COSTMODEL_TABLES + tuple(tables.ACCSPLIT_CONTEXTS)
+    assert (tables.CORE_TABLES + tuple(tables.CONTEXTS) + tables.COSTMODEL_TABLES
+            + tuple(tables.ACCSPLIT_CONTEXTS)
             + tables.REALISM_TABLES + tuple(tables.WORKLOAD_CONTEXTS)) == catalogue.TABLE_NAMES
-    assert (tuple(figures.FIGURES) + tuple(figures.ACCSPLIT_FIGURES)
+    assert (tuple(figures.CORE_FIGURES) + tuple(figures.FIGURES)
+            + tuple(figures.ACCSPLIT_FIGURES)
             + tuple(figures.REALISM_FIGURES)
             + tuple(figures.WORKLOAD_FIGURES)) == catalogue.FIGURE_NAMES
     for name in catalogue.TABLE_NAMES:
