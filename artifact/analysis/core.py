@@ -286,7 +286,8 @@ def build(root: Path = paths.CORE_RUNS,
                     _judge(cells[d], pred.get((target, task, d)) if d != CONTROL else None)
             adj, order = _rank(cells)
             groups.append({"target": target, "task": task, "none_passes_disagree":
-                           passes_disagree(runs["none"]), "cells": cells,
+                           passes_disagree(runs["none"]), "none_requests": len(runs["none"]),
+                           "cells": cells,
                            "holm": adj, "separated": order})
     judged = [c for g in groups for c in g["cells"].values() if c["sign_right"] is not None]
     doc = {"schema_version": contract.SCHEMA_VERSION, "groups": groups,

@@ -69,6 +69,7 @@ class Group(TypedDict):
     target: Literal["q4_1", "q8_0", "f16"]
     task: Literal["study", "edit"]
     none_passes_disagree: Annotated[int, "the no-draft run's prompts whose passes differ"]
+    none_requests: Annotated[int, "quiet requests read of the no-draft run"]
     cells: Annotated[dict[str, Cell], "by drafter, and 'control' (a second no-draft run)"]
     holm: Annotated[dict[str, float], "by pair 'a vs b': paired t-test over prompts of the two "
                     "drafters' per-prompt speedups, Holm-adjusted over the group's pairs"]

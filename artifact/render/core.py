@@ -131,8 +131,10 @@ def variables(c: contract.Core) -> dict[str, Any]:
     return {
         "complete": len(c["groups"]) == len(contract.TARGETS) * len(contract.TASKS),
         "n_groups": len(c["groups"]), "n_cells": len(drafted),
-        "n_requests": sum(cell["n_requests"] for g in c["groups"]
-                          for cell in g["cells"].values()),
+        # every quiet request read, the no-draft runs' included
+        "n_requests": sum(g["none_requests"] + sum(cell["n_requests"]
+                                                   for cell in g["cells"].values())
+                          for g in c["groups"]),
         "n_left_out": sum(c["left_out_contended"].values()),
         "passes": max((len(cell["repeats"]) for g in c["groups"]
                        for cell in g["cells"].values()), default=0),
