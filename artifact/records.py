@@ -277,6 +277,9 @@ class TurnResult:
     # The turn's own contention window (issue 17; None in workload runs measured before).
     contention: dict[str, Any] | None = None
     contended: bool | None = None
+    # Per-side deployments measured together (issue 28): this server's place in the turn's
+    # round over the group's servers (None elsewhere).
+    round_pos: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -816,12 +819,14 @@ def turn_from_row(row: dict[str, Any]) -> TurnResult:
                         f"got {row['side']!r}")
     _check_events(row)
     _check_contention(row.get("contention"), row.get("contended"))
+    if row.get("round_pos") is not None and not _typed(row["round_pos"], _INT):
+        raise TypeError(f"round_pos: expected an integer or null, got {row['round_pos']!r}")
     fields: dict[str, Any] = {k: row[k] if k not in _LATER_TURN_FIELDS else row.get(k)
                               for k in TurnResult.__dataclass_fields__ if k != "timings"}
     return TurnResult(timings=timings, **fields)
 
 
-_LATER_TURN_FIELDS = frozenset({"contention", "contended"})
+_LATER_TURN_FIELDS = frozenset({"contention", "contended", "round_pos"})
 _RESULT_SHAPE = _shape(Result, _RESULT_KINDS, _OPTIONAL_RESULT, LATER_RESULT_FIELDS)
 _TURN_SHAPE = _shape(TurnResult, _TURN_KINDS, _OPTIONAL_TURN, _LATER_TURN_FIELDS)
 

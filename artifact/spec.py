@@ -69,6 +69,10 @@ class WorkloadSpec:
     # server. Both enter the spec's hash only when set away from their defaults.
     replays: int = 1
     more: tuple[WorkloadSpec, ...] = ()
+    # Take three (issue 28): every side its own deployment. A run that plays one side of the
+    # interleaved design (``play``, a name from :meth:`sides`) sends only that side's sessions to
+    # its own server. Enters the spec's hash only when set.
+    play: str | None = None
 
     @property
     def interleaved(self) -> bool:
@@ -91,6 +95,16 @@ class WorkloadSpec:
         reals: list[tuple[str, WorkloadSpec | None]] = [
             (f"real-{chr(ord('a') + i)}", None) for i in range(self.replays)]
         return reals + [(f"synthetic-{c.condition}", c) for c in (self, *self.more)]
+
+    def played(self) -> list[tuple[str, WorkloadSpec | None]]:
+        """The sides this run sends: every side, or only ``play`` (its own deployment).
+
+        >>> w = WorkloadSpec(condition="e", style="english", chars_per_token=None,
+        ...     prefix_tokens=0, block=16, recurrent=False, replays=2, play="real-b")
+        >>> [s for s, _ in w.played()]
+        ['real-b']
+        """
+        return [s for s in self.sides() if self.play is None or s[0] == self.play]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,8 +165,10 @@ class RunSpec:
             if not w["more"]:
                 del w["more"]
             else:
-                w["more"] = [{k: v for k, v in m.items() if k not in ("replays", "more")}
+                w["more"] = [{k: v for k, v in m.items() if k not in ("replays", "more", "play")}
                              for m in w["more"]]
+            if w["play"] is None:
+                del w["play"]
         return d
 
     def request_seed(self, repeat: int) -> int:
@@ -204,6 +220,9 @@ class Campaign:
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)
     # The analysis refuses to pool runs measured on different hardware unless this is true.
     pool_mixed_hardware: bool = False
+    # Equivalence margins declared before measuring (issue 28), ``[equivalence]``: quantity ->
+    # margin (relative for latencies and speedups, in points of acceptance for acceptance).
+    equivalence: dict[str, float] = field(default_factory=dict)
 
     def run(self, run_id: str) -> RunSpec:
         for r in self.runs:
@@ -234,7 +253,11 @@ _RUN_KEYS = frozenset(
     {"id", "family", "target", "drafter", "prompt_set", "workload"} | set(_DEFAULTS)
 )
 _WORKLOAD_KEYS = ("condition", "style", "chars_per_token", "prefix_tokens", "block", "recurrent")
-_INTERLEAVED_KEYS = ("replays", "conditions")
+_INTERLEAVED_KEYS = ("replays", "conditions", "deploy")
+# How the interleaved design's sides are deployed: all on one server ("shared", take two), or
+# each side on its own server ("per-side", take three: the run expands into one run per side,
+# ``<id>-<side>``, measured together as an interleave group).
+DEPLOYS = ("shared", "per-side")
 _POS_INT = ("ctx_size", "n_predict", "concurrency", "repeats", "threads", "timeout_s")
 _NONNEG_INT = ("top_k", "seed", "n_gpu_layers", "warmup")
 
@@ -325,7 +348,12 @@ def _workload(ctx: _Ctx, where: str, t: Any) -> WorkloadSpec:
         names = [c.condition for c in parsed]
         if len(set(names)) != len(names):
             raise ctx.fail(f"{w}.conditions", f"expected distinct condition labels, got {names}")
-        return replace(parsed[0], replays=reps, more=tuple(parsed[1:]))
+        deploy = t.get("deploy", "shared")
+        if deploy not in DEPLOYS:
+            raise ctx.fail(f"{w}.deploy", f"expected one of {', '.join(DEPLOYS)}, got {deploy!r}")
+        # "per-side": a placeholder play ("*") that load_campaign expands into one run per side
+        return replace(parsed[0], replays=reps, more=tuple(parsed[1:]),
+                       play="*" if deploy == "per-side" else None)
     return _condition(ctx, w, t)
 
 
@@ -410,9 +438,10 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
     ctx = _Ctx(file)
     doc = files.load_toml(file, SpecError, where=ctx.file)
     for k in doc:
-        if k not in {"campaign", "defaults", "server", "models", "run", "executor"}:
-            raise ctx.fail(k, "unknown table (allowed: campaign, defaults, executor, models, "
-                           "run, server)")
+        if k not in {"campaign", "defaults", "server", "models", "run", "executor",
+                     "equivalence"}:
+            raise ctx.fail(k, "unknown table (allowed: campaign, defaults, equivalence, "
+                           "executor, models, run, server)")
     head = _table(ctx, doc, "campaign", {"name", "description", "pool_mixed_hardware"})
     pool_mixed = head.get("pool_mixed_hardware", False)
     if not isinstance(pool_mixed, bool):
@@ -442,13 +471,31 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
     for i, raw in enumerate(raw_runs):
         if not isinstance(raw, dict):
             raise ctx.fail(f"run[{i}]", "expected a table ([[run]])")
-        runs.append(_run(ctx, f"run[{i}]", {**defaults, **raw}, models, name, recipes))
-        if runs[-1].run_id in seen:
-            raise ctx.fail(f"run[{i}].id", f"duplicate run id {runs[-1].run_id!r}")
-        seen.add(runs[-1].run_id)
+        for spec in per_side(_run(ctx, f"run[{i}]", {**defaults, **raw}, models, name,
+                                  recipes)):
+            if spec.run_id in seen:
+                raise ctx.fail(f"run[{i}].id", f"duplicate run id {spec.run_id!r}")
+            seen.add(spec.run_id)
+            runs.append(spec)
     return Campaign(name=name, description=str(head.get("description", "")), file=file,
                     server_binary=binary, models=models, runs=tuple(runs), executor=executor,
-                    pool_mixed_hardware=pool_mixed)
+                    pool_mixed_hardware=pool_mixed, equivalence=_equivalence(ctx, doc))
+
+
+# What an [equivalence] table may declare a margin for (issue 28).
+EQUIVALENCE_KEYS = ("speedup", "e2e", "tpot", "ttft", "acceptance")
+
+
+def _equivalence(ctx: _Ctx, doc: dict[str, Any]) -> dict[str, float]:
+    """``[equivalence]``: each key of :data:`EQUIVALENCE_KEYS` a margin in (0, 1)."""
+    t = _table(ctx, doc, "equivalence", set(EQUIVALENCE_KEYS))
+    out: dict[str, float] = {}
+    for k, v in t.items():
+        if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v < 1:
+            raise ctx.fail(f"equivalence.{k}", f"expected a margin in (0, 1), e.g. 0.05 for "
+                           f"+-5 %, got {v!r}")
+        out[k] = float(v)
+    return out
 
 
 def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec],
@@ -491,9 +538,15 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
     if v["metrics_per_request"] and v["concurrency"] != 1:
         raise ctx.fail(f"{where}.metrics_per_request", "needs concurrency = 1 (counter deltas "
                        "of overlapping requests cannot be told apart)")
-    if v["interleave"] is not None and (v["concurrency"] != 1 or workload is not None):
+    per_side = workload is not None and workload.play is not None
+    if per_side and v["interleave"] is None:
+        raise ctx.fail(f"{where}.interleave", "a workload with deploy = \"per-side\" runs each "
+                       "side on its own server, measured together: name its interleave group")
+    if v["interleave"] is not None and not per_side and (v["concurrency"] != 1
+                                                         or workload is not None):
         raise ctx.fail(f"{where}.interleave", "interleaved runs send one request at a time "
-                       "(concurrency = 1) and are not workload runs")
+                       "(concurrency = 1) and are not workload runs, except workloads with "
+                       "deploy = \"per-side\"")
     if v["ngram_match"] is not None and v["drafter"] not in NGRAM_LOOKUP:
         raise ctx.fail(f"{where}.ngram_match", "only the n-gram drafters "
                        f"({', '.join(NGRAM_LOOKUP)}) take a lookup length")
@@ -517,6 +570,16 @@ def _run(ctx: _Ctx, where: str, raw: dict[str, Any], models: dict[str, ModelSpec
         draft_quant=draft.quant if draft else None,
         workload=workload,
     )
+
+
+def per_side(spec: RunSpec) -> list[RunSpec]:
+    """A run whose workload is deployed per side, as one run per side (``<id>-<side>``, playing
+    only that side); any other run as itself."""
+    w = spec.workload
+    if w is None or w.play != "*":
+        return [spec]
+    return [replace(spec, run_id=f"{spec.run_id}-{name}", workload=replace(w, play=name))
+            for name, _ in w.sides()]
 
 
 def prompt_set_names(file: Path = paths.PROMPT_RECIPES) -> set[str] | None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from artifact import files, paths
+from artifact import files, paths, records
 from artifact.campaign import contention
 from artifact.campaign.interleave import groups
 from artifact.campaign.quiet import Conditions
@@ -54,7 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--remeasure-contended", type=int, default=None, metavar="N",
                     help="measure a contended request again, up to N times, keeping every "
                     "attempt (default 1; never for drafters with state across requests)")
+    ap.add_argument("--sessions", type=int, default=None, metavar="N",
+                    help="calibrate: measure only the first N sessions of each group of "
+                    "per-side deployments (into a scratch --runs-dir) and print the whole "
+                    "group's estimated time")
     args = ap.parse_args(argv)
+    if args.sessions is not None and (args.sessions < 1 or args.runs_dir is None):
+        raise SpecError("--sessions N: expected N >= 1 and a scratch --runs-dir (a calibration "
+                        "measures part of each run; the committed runs stay whole)")
     if args.runs_dir is not None:
         files.folder(args.runs_dir, what="--runs-dir", error=SpecError)
     camp = load_campaign(args.campaign, executor_kind=args.executor)
@@ -70,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     for rid in wanted:
         try:
             specs.append(camp.run(rid))
-        except KeyError:
-            raise SpecError(f"{args.campaign}: no run {rid!r}") from None
+        except KeyError:  # a run deployed per side: every side's run
+            sides = [r for r in camp.runs if r.run_id.startswith(f"{rid}-")
+                     and r.workload is not None and r.workload.play is not None]
+            if not sides:
+                raise SpecError(f"{args.campaign}: no run {rid!r}") from None
+            specs += sides
     if camp.executor.kind == "slurm":
         return _slurm(camp, specs, args)
     if args.list:
@@ -86,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                                threshold_cores=args.quiet_threshold,
                                gate_timeout_s=args.quiet_timeout,
                                remeasure_contended=args.remeasure_contended)
-    local = LocalExecutor(camp, args.runs_dir, cond=cond, show_progress=not args.quiet)
+    local = LocalExecutor(camp, args.runs_dir, cond=cond, show_progress=not args.quiet,
+                          max_sessions=args.sessions)
     for unit in groups(specs):
         todo = [s for s in unit if args.run or not run_is_current(s, args.runs_dir)]
         if not args.quiet:
@@ -95,13 +109,35 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{s.run_id}: current, skipped")
         if not todo:
             continue
+        t0 = time.monotonic()
         ms = local.measure(todo, log_stderr("campaign"))
+        if args.sessions is not None:
+            print(calibration_line(todo, ms, time.monotonic() - t0, args.runs_dir))
         for rid, m in ms.items():
             busy = (m.contention or {}).get("n_contended")
             print(f"{rid}: {m.n_results}/{m.n_expected} requests, {m.n_errors} errors, "
                   f"{m.measure_s:.1f} s measured, complete={m.complete}"
                   + (f", {busy} contended" if busy else ""))
     return 0
+
+
+def calibration_line(unit: list[RunSpec], ms: dict[str, Any], wall_s: float,
+                     runs_dir: Path) -> str:
+    """What a calibration measured and the whole group's time at its rate (the turns' own wall
+    time; planning and server starts, paid once, are in ``wall_s``)."""
+    done = sum(m.n_results for m in ms.values())
+    busy = sum(m.measure_s for m in ms.values())
+    total = 0
+    for spec in unit:
+        plan = records.read_plan(records.run_dir(runs_dir, spec.run_id))
+        total += len(plan.turns) if plan is not None else 0
+    if not done:
+        return f"calibration: no turn measured in {wall_s:.0f} s"
+    eta = busy / done * total
+    return (f"calibration of group {unit[0].interleave} ({len(unit)} servers): {done} turns, "
+            f"{busy / done:.2f} s per turn ({wall_s:.0f} s in all, planning and starts "
+            f"included); the whole group: {total} turns, about {eta / 3600:.1f} h "
+            f"({eta / 60:.0f} min) of turns")
 
 
 def _slurm(camp: Campaign, specs: list[RunSpec], args: argparse.Namespace) -> int:

@@ -31,29 +31,28 @@ import httpx
 from artifact import hostlock, paths, records
 from artifact.campaign import events, quiet
 from artifact.campaign.client import Completed
-from artifact.campaign.fingerprint import counter_delta
+from artifact.campaign.deployments import play_rounds, session_order
 from artifact.campaign.gpu import GpuSampler
+from artifact.campaign.live import LiveServer
 from artifact.campaign.progress import Progress
 from artifact.campaign.runner import (
     MAX_ATTEMPTS,
-    MAX_FAILED_STARTS,
     Prepared,
+    SessionWork,
     Tally,
     Work,
     _metrics,
-    _metrics_snapshot,
     own_pids,
     prepare,
     runs_folder,
     send_prompt,
-    start_server,
 )
-from artifact.campaign.server import Server, ServerError
+from artifact.campaign.server import Server
 from artifact.errors import SpecError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
 from artifact.spec import Campaign, RunSpec
-from artifact.workloads import round_order
+from artifact.workloads import round_order, rounds
 
 _say: Log = log_stderr("campaign")
 
@@ -86,7 +85,10 @@ def groups(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
 def _check(label: str, specs: Sequence[RunSpec]) -> None:
     first = specs[0]
     for s in specs[1:]:
-        for name in ("prompt_set", "repeats", "seed"):
+        if (s.workload is None) != (first.workload is None):
+            raise SpecError(f"interleave group {label!r}: runs {first.run_id} and {s.run_id}: "
+                            "a group is all prompt runs or all per-side workload runs")
+        for name in ("prompt_set", "repeats", "seed", "concurrency"):
             if getattr(s, name) != getattr(first, name):
                 raise SpecError(f"interleave group {label!r}: runs {first.run_id} and "
                                 f"{s.run_id} differ in {name}; a group sends the same prompts "
@@ -98,11 +100,14 @@ def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path =
               cond: quiet.Conditions | None = None,
               prompt_ids: frozenset[str] | None = None,
               progress_suffix: Callable[[float], str] | None = None,
+              max_sessions: int | None = None,
               ) -> dict[str, records.RunMetrics]:
     """Measure (or finish) the runs of one interleave group; return each run's metrics.
 
     ``prompt_ids`` and ``progress_suffix``: as for :func:`artifact.campaign.runner.run` (a
-    reduced reproduction measures a group on a subset of its prompts)."""
+    reduced reproduction measures a group on a subset of its prompts). ``max_sessions``: a
+    group of per-side workload runs (:mod:`artifact.campaign.deployments`) measures only its
+    first so many sessions (a calibration)."""
     label = specs[0].interleave or specs[0].run_id
     _check(label, specs)
     runs_folder(runs_root)
@@ -116,15 +121,23 @@ def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path =
             Tally.resume(p.path)
         if todo:
             with quiet.measuring(what, [p.path for p in todo], cond, say):
-                _measure_locked(label, todo, show_progress, say, cond, progress_suffix)
+                _measure_locked(label, todo, show_progress, say, cond, progress_suffix,
+                                max_sessions)
         return {p.spec.run_id: _metrics(p.path, p.spec, p.expected, cond) for p in preps}
 
 
 def _measure_locked(label: str, todo: list[Prepared], show_progress: bool, say: Log,
                     cond: quiet.Conditions,
-                    progress_suffix: Callable[[float], str] | None = None) -> None:
+                    progress_suffix: Callable[[float], str] | None = None,
+                    max_sessions: int | None = None) -> None:
     n_expected = sum(len(p.expected) for p in todo)
-    n_pending = sum(len(p.pending) for p in todo)
+    n_pending = sum(_units(p) for p in todo)
+    if max_sessions is not None:  # a calibration: the first sessions' turns only
+        calib = {(sid, r.turn) for r in rounds(session_order(todo), todo[0].spec.concurrency,
+                                               max_sessions) for sid in r.sessions}
+        n_expected = n_pending = sum(
+            len({(w.session.session_id, t) for w in p.pending if isinstance(w, SessionWork)
+                 for t in w.turns} & calib) for p in todo)
     for p in todo:
         events.record(p.path, "invocation", done=len(p.expected) - len(p.pending))
     progress = Progress(f"group {label}", n_expected, n_expected - n_pending, show_progress,
@@ -133,7 +146,7 @@ def _measure_locked(label: str, todo: list[Prepared], show_progress: bool, say: 
                for p in todo}
     try:
         with GpuSampler() as gpu:
-            asyncio.run(_measure(label, todo, servers, progress, say, cond))
+            asyncio.run(_measure(label, todo, servers, progress, say, cond, max_sessions))
         for p in todo:
             try:
                 prev = records.read_json(p.path / records.VRAM)
@@ -146,68 +159,51 @@ def _measure_locked(label: str, todo: list[Prepared], show_progress: bool, say: 
         progress.close()
 
 
-class _Live:
-    """One run's server inside the group: its start number, counters and measured time."""
-
-    def __init__(self, prep: Prepared, server: Server) -> None:
-        self.prep = prep
-        self.server = server
-        self.tally = Tally.resume(prep.path)
-        self.n = 0
-        self.before: dict[str, float] = {}
-        self.measure_s = 0.0
-        self.failed_starts = 0
-        self.served = False  # a measured request since the last start
-
-    async def start(self, client: httpx.AsyncClient, say: Log) -> None:
-        while True:
-            try:
-                self.n = await start_server(client, self.server, self.prep.spec,
-                                            self.prep.path, self.tally, mode="interleaved")
-                break
-            except ServerError:
-                self.failed_starts += 1
-                if self.failed_starts >= MAX_FAILED_STARTS:
-                    raise
-        if self.n > 1:
-            say(f"{self.prep.spec.run_id}: server start {self.n}")
-        self.before = await _metrics_snapshot(client, self.server)
-        self.measure_s = 0.0
-        self.served = False
-
-    async def end_segment(self, client: httpx.AsyncClient) -> None:
-        delta: dict[str, Any] = {}
-        if self.server.alive():
-            delta = counter_delta(self.before, await _metrics_snapshot(client, self.server))
-        events.record(self.prep.path, "segment_end", n=self.n,
-                      measure_s=round(self.measure_s, 3), delta=delta)
-
-
 async def _measure(label: str, todo: list[Prepared], servers: dict[str, Server],
-                   progress: Progress, say: Log, cond: quiet.Conditions) -> None:
-    live = {p.spec.run_id: _Live(p, servers[p.spec.run_id]) for p in todo}
+                   progress: Progress, say: Log, cond: quiet.Conditions,
+                   max_sessions: int | None = None) -> None:
+    live = {p.spec.run_id: LiveServer(p, servers[p.spec.run_id]) for p in todo}
     own = own_pids(*servers.values())
-    pending = {rid: {(w.prompt.id, w.repeat): w for w in lv.prep.pending
-                     if isinstance(w, Work)} for rid, lv in live.items()}
     first = todo[0].spec
-    prompts = max((p.prompts for p in todo), key=len)
-    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=2)) as client:
+    async with httpx.AsyncClient(limits=httpx.Limits(
+            max_connections=first.concurrency + 1)) as client:
         for lv in live.values():
             await lv.start(client, say)
-        for rep in range(first.repeats):
-            await _fresh_pass(client, rep, live, pending, first.repeats, say)
-            for prompt in prompts:
-                key = (prompt.id, rep)
-                rids = [rid for rid in live if key in pending[rid]]
-                order = round_order(label, first.seed, rep, prompt.id, rids)
-                for pos, rid in enumerate(order):
-                    await _one(client, live[rid], pending[rid].pop(key), pos, own, progress,
-                               say, cond)
+        if first.workload is not None:  # per-side deployments: turn-major rounds
+            await play_rounds(label, todo, live, client, progress, say, cond, own,
+                              max_sessions)
+        else:
+            await _prompt_major(label, live, client, progress, say, cond, own)
         for lv in live.values():
             await lv.end_segment(client)
 
 
-async def _fresh_pass(client: httpx.AsyncClient, rep: int, live: dict[str, _Live],
+async def _prompt_major(label: str, live: dict[str, LiveServer], client: httpx.AsyncClient,
+                        progress: Progress, say: Log, cond: quiet.Conditions,
+                        own: Callable[[], list[int]]) -> None:
+    """Each prompt to every run of the group in turn, in a seeded order, pass after pass."""
+    preps = [lv.prep for lv in live.values()]
+    pending = {rid: {(w.prompt.id, w.repeat): w for w in lv.prep.pending
+                     if isinstance(w, Work)} for rid, lv in live.items()}
+    first = preps[0].spec
+    prompts = max((p.prompts for p in preps), key=len)
+    for rep in range(first.repeats):
+        await _fresh_pass(client, rep, live, pending, first.repeats, say)
+        for prompt in prompts:
+            key = (prompt.id, rep)
+            rids = [rid for rid in live if key in pending[rid]]
+            order = round_order(label, first.seed, rep, prompt.id, rids)
+            for pos, rid in enumerate(order):
+                await _one(client, live[rid], pending[rid].pop(key), pos, own, progress,
+                           say, cond)
+
+
+def _units(p: Prepared) -> int:
+    """What a prepared run has left: requests, or turns."""
+    return sum(len(w.turns) if isinstance(w, SessionWork) else 1 for w in p.pending)
+
+
+async def _fresh_pass(client: httpx.AsyncClient, rep: int, live: dict[str, LiveServer],
                       pending: dict[str, dict[tuple[str, int], Work]], rep_count: int,
                       say: Log) -> None:
     """Each pass is a fresh deployment: a server that has answered a measured request is
@@ -223,7 +219,7 @@ async def _fresh_pass(client: httpx.AsyncClient, rep: int, live: dict[str, _Live
             events.record(lv.prep.path, "pass_begin", n=lv.n, repeat=rep)
 
 
-async def _one(client: httpx.AsyncClient, lv: _Live, w: Work, pos: int, own: Any,
+async def _one(client: httpx.AsyncClient, lv: LiveServer, w: Work, pos: int, own: Any,
                progress: Progress, say: Log, cond: quiet.Conditions) -> None:
     """One prompt on one run: retried after errors, measured again when contended."""
     while True:

@@ -129,9 +129,12 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
 
 
 def runs_root(campaign: Campaign) -> Path:
-    """Where a campaign's runs go by default: the workload study's runs and the core study's
-    (take three: cells, cost and pilot runs) apart from the others."""
+    """Where a campaign's runs go by default: the workload study's runs, the realism study's
+    (sides deployed apart) and the core study's (take three: cells, cost and pilot runs) apart
+    from the others."""
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
+        if any(r.workload is not None and r.workload.play is not None for r in campaign.runs):
+            return paths.REALISM_RUNS  # workload realism, take three: sides deployed apart
         return paths.WORKLOAD_RUNS
     fams = {r.family for r in campaign.runs}
     if fams & {"core", "cost", "pilot"} and fams <= {"core", "cost", "pilot", "control"}:
@@ -541,9 +544,9 @@ async def _segment(client: httpx.AsyncClient, server: Server, spec: RunSpec,
     """
     died = False
     own = own_pids(server)
-    side_names = [n for n, _ in spec.workload.sides()] if spec.workload is not None else []
+    side_names = [n for n, _ in spec.workload.played()] if spec.workload is not None else []
     conditions = ({n: (c.condition if c is not None else "real")
-                   for n, c in spec.workload.sides()} if spec.workload is not None
+                   for n, c in spec.workload.played()} if spec.workload is not None
                   and spec.workload.interleaved else {})
 
     async def prompt(w: Work, free_ns: int) -> None:

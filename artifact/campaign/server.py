@@ -86,7 +86,7 @@ def slots(spec: RunSpec) -> int:
     """Server slots of a run: one per client stream; a workload run gives each stream one slot
     per side (REAL, SYNTHETIC; or every side of the interleaved design), so that each side's
     slot keeps that side's cache."""
-    return spec.concurrency * (len(spec.workload.sides()) if spec.workload is not None else 1)
+    return spec.concurrency * (len(spec.workload.played()) if spec.workload is not None else 1)
 
 
 def draft_length_flags(drafter: str, k: int) -> list[str]:

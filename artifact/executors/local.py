@@ -26,8 +26,10 @@ class LocalExecutor:
     Executor`)."""
 
     def __init__(self, campaign: Campaign, runs_root: Path, *,
-                 cond: quiet.Conditions | None = None, show_progress: bool = True) -> None:
+                 cond: quiet.Conditions | None = None, show_progress: bool = True,
+                 max_sessions: int | None = None) -> None:
         self.campaign = campaign
+        self.max_sessions = max_sessions  # per-side groups: a calibration's first sessions
         self.runs_root = runs_root
         self.cond = cond  # None: quiet.Conditions.from_env(), per unit
         self.show_progress = show_progress
@@ -37,7 +39,8 @@ class LocalExecutor:
         return each run's metrics."""
         if unit[0].interleave is not None:
             return run_group(self.campaign, list(unit), runs_root=self.runs_root,
-                             show_progress=self.show_progress, say=say, cond=self.cond)
+                             show_progress=self.show_progress, say=say, cond=self.cond,
+                             max_sessions=self.max_sessions)
         return {unit[0].run_id: run(self.campaign, unit[0], runs_root=self.runs_root,
                                     show_progress=self.show_progress, say=say,
                                     cond=self.cond)}

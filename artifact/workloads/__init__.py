@@ -3,9 +3,10 @@
 This package is the interface; the campaign imports nothing else of it. Modules:
 ``prompts`` (prompt sets from installed datasets), ``sessions`` (session sets: the dataset, id
 locks, clipping, context fit), ``synthetic`` (token-matched synthetic twins and their
-calibration), ``sessionplan`` (a workload run's sides and order), ``runplan`` (the entry point:
-:func:`plan`). It imports nothing from the campaign, the analysis or the renderer; a tokenizer
-that talks to a server is the caller's, handed in (:class:`Tokenizer`).
+calibration), ``sessionplan`` (a workload run's sides and order), ``roundplan`` (the rounds of a
+group of per-side deployments), ``runplan`` (the entry point: :func:`plan`). It imports nothing
+from the campaign, the analysis or the renderer; a tokenizer that talks to a server is the
+caller's, handed in (:class:`Tokenizer`).
 
 ``python -m artifact.workloads plan <campaign.toml> --run ID`` prints a run's plan.
 """
@@ -13,6 +14,7 @@ that talks to a server is the caller's, handed in (:class:`Tokenizer`).
 from __future__ import annotations
 
 from artifact.workloads.prompts import Prompt, PromptSetError, ensure_prompt_set
+from artifact.workloads.roundplan import Round, round_servers, rounds
 from artifact.workloads.runplan import (
     Inputs,
     OpenTokenizer,
@@ -39,6 +41,7 @@ __all__ = [
     "Prompt",
     "PromptSetError",
     "Request",
+    "Round",
     "RunPlan",
     "SessionError",
     "SynthError",
@@ -47,6 +50,8 @@ __all__ = [
     "inputs",
     "plan",
     "round_order",
+    "round_servers",
+    "rounds",
     "session_from_json",
     "session_to_json",
 ]

@@ -113,7 +113,7 @@ def lines(campaign: Campaign, spec: RunSpec, p: RunPlan, *, full: bool = False) 
                     f"{_pos(spec, group, r.repeat, r.prompt.id):>5}")
             yield f"{head}\n{r.prompt.text}\n" if full else f"{head}  {_short(r.prompt.text)}"
         return
-    sides = [name for name, _ in spec.workload.sides()]
+    sides = [name for name, _ in spec.workload.played()]
     n_turns = sum(len(s.turns) for s in p.sessions)
     yield (f"# run {spec.run_id}: {_set(p.inputs, 'session set')}, sides {', '.join(sides)}: "
            f"{len(p.sessions)} sessions, {n_turns} turns (recorded: {p.summary['read_from']})")

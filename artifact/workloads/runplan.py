@@ -133,7 +133,7 @@ def plan(spec: RunSpec, *, model: Path | None = None, prompt_ids: frozenset[str]
     entries, sha = read_id_lock(lock)
     convs, problems = resolve(lock, recipes[spec.prompt_set], dataset())
     w = spec.workload
-    sides = ([(name, None if c is None else _knobs(c)) for name, c in w.sides()]
+    sides = ([(name, None if c is None else _knobs(c)) for name, c in w.played()]
              if w.interleaved else None)
     with tokenizer() as tok:
         p = plan_sessions(convs, tok, _knobs(w), ctx_size=spec.ctx_size, cap=spec.n_predict,
