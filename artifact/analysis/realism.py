@@ -1,22 +1,31 @@
-"""The workload-realism study, take two (issue 17): realism runs -> ``realism.json``.
+"""The workload-realism study, take three (issue 28): per-side runs -> ``realism.json``.
 
-Each run is one server configuration (no draft, or a drafter) on which every session was played
-as every side: REAL-A and REAL-B (the same real session twice) and one side per synthetic
-condition, interleaved session by session. Per server, side and turn bin: median TTFT, TPOT and
-E2E latency, acceptance, drafted turns, characters per token. On a drafter's server the
-**speedup** of a side is the no-draft server's median TPOT (or E2E) of that side over the
-drafter's. A synthetic condition is compared with REAL-A; REAL-B against REAL-A is the noise
-floor, measured in the same run.
+Each run is one deployment: one drafter (no draft, ngram-mod, the Q2_K draft model) serving one
+side (REAL-A, REAL-B, a synthetic twin) on a server of its own; the runs of one interleave group
+(a **stratum**: one session set at one concurrency) were measured together, turn by turn
+(:mod:`artifact.campaign.deployments`). Per server: the mean E2E, TPOT and TTFT per turn and
+the acceptance (accepted over drafted tokens, pooled over turns). On a drafter, the **speedup**
+of a side is the no-draft server's mean E2E per turn of that side over the drafter's.
 
-Intervals: one percentile bootstrap over sessions, drawn once (seeded) and shared by every
-server, side and bin, so each comparison is paired by session; the Monte-Carlo error of an
-endpoint is estimated from ``MC_BATCHES`` disjoint batches of the resamples. Medians are lower
-medians (``inverted_cdf``) in the point estimate and in every resample alike.
+A **gap** compares a side with REAL-A on one drafter's servers: latencies and speedups as
+100 (side / REAL-A - 1) %, acceptance as 100 (side - REAL-A) points. REAL-B against REAL-A is
+the **floor**: two servers with identical histories, so their acceptance must agree exactly
+(:class:`Exact`) and their timing differs by the machine only.
+
+Only (session, turn) pairs that every server of the stratum measured quietly are analysed: a
+contended turn is dropped from every side and server. Intervals: a percentile bootstrap over
+sessions, one draw per stratum shared by every server. Each synthetic gap gets one verdict
+against the margin declared in the campaign file before measuring (its ``[equivalence]``
+table): *equivalent* when its 90 % interval lies inside the margin, else *differs* when its
+Holm-adjusted bootstrap p (over every synthetic gap of the study) is below ``ALPHA``, else
+*cannot tell*.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,110 +36,67 @@ import numpy.typing as npt
 
 from artifact import files, paths, records, sessionsets
 from artifact.analysis import validate
+from artifact.analysis.accsplit_stats import holm
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
 from artifact.contract import realism as contract
-from artifact.errors import RecordError, SessionError
+from artifact.errors import RecordError, SessionError, SpecError
 from artifact.sessionsets import find_recipe
-from artifact.stats import cluster_weights, percentile_interval, weighted_median
+from artifact.spec import Campaign, load_campaign
+from artifact.stats import cluster_weights, percentile_interval
 
 FloatArray = npt.NDArray[np.float64]
-BIN_EDGES = (2, 4)  # turn index where the next bin starts
-MIN_SESSIONS = 5  # a bin with fewer sessions gets no interval
-MC_BATCHES = 4
-DEFAULT_THRESHOLD = 0.1  # cores; the quiet gate's default, when metrics.json does not say
 REAL_A, REAL_B = "real-a", "real-b"
-_GROUPS = (*contract.BINS, contract.ALL)
-
-
-@dataclass(frozen=True)
-class Turns:
-    """One side of one server as columns, sessions as indices into the study's session list."""
-
-    session: npt.NDArray[np.int64]
-    turn: npt.NDArray[np.int64]
-    order: npt.NDArray[np.int64]
-    cols: dict[str, FloatArray]
-
-    def take(self, mask: npt.NDArray[np.bool_]) -> Turns:
-        return Turns(session=self.session[mask], turn=self.turn[mask], order=self.order[mask],
-                     cols={k: v[mask] for k, v in self.cols.items()})
-
-
-_COLS = ("ttft_ms", "tpot_ms", "e2e_ms", "prompt_tokens", "prompt_chars", "cached_tokens",
-         "output_tokens", "draft_n", "draft_accepted", "foreign_cores")
-
-
-def _columns(turns: Sequence[records.TurnResult], index: dict[str, int]) -> Turns:
-    def col(values: Sequence[float | int | None]) -> FloatArray:
-        return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
-
-    fc = [t.contention.get("foreign_cores") if isinstance(t.contention, dict) else None
-          for t in turns]
-    return Turns(
-        session=np.array([index[t.session_id] for t in turns], dtype=np.int64),
-        turn=np.array([t.turn for t in turns], dtype=np.int64),
-        order=np.array([t.order for t in turns], dtype=np.int64),
-        cols={"ttft_ms": col([t.ttft_ms for t in turns]),
-              "tpot_ms": col([t.tpot_ms for t in turns]),
-              "e2e_ms": col([t.e2e_ms for t in turns]),
-              "prompt_tokens": col([t.prompt_tokens for t in turns]),
-              "prompt_chars": col([t.prompt_chars for t in turns]),
-              "cached_tokens": col([t.cached_tokens for t in turns]),
-              "output_tokens": col([t.output_tokens for t in turns]),
-              "draft_n": col([t.timings.draft_n or 0 for t in turns]),
-              "draft_accepted": col([t.timings.draft_n_accepted or 0 for t in turns]),
-              "foreign_cores": col(fc)})
-
-
-def bin_index(turn: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Index into :data:`contract.BINS` of each 0-based turn.
-
-    >>> bin_index([0, 1, 2, 3, 4, 5, 9]).tolist()
-    [0, 0, 1, 1, 2, 2, 2]
-    """
-    out: npt.NDArray[np.int64] = np.digitize(np.asarray(turn), BIN_EDGES).astype(np.int64)
-    return out
+ALPHA = 0.05
+EQUIVALENCE_CONFIDENCE = 0.90
+POWER = 0.80
+Z_DETECT = 1.959964 + 0.841621  # z(1 - ALPHA / 2) + z(POWER)
+DEFAULT_THRESHOLD = 0.1  # cores; the quiet gate's default, when metrics.json does not say
+LATENCIES = {"e2e": "e2e_ms", "tpot": "tpot_ms", "ttft": "ttft_ms"}
 
 
 @dataclass
-class RealismRun:
-    """One loaded run: its turns screened (:mod:`artifact.analysis.validate`), by side."""
+class SideRun:
+    """One loaded per-side run: its turns screened (:mod:`artifact.analysis.validate`)."""
 
     run_id: str
+    group: str  # the interleave group: the stratum
     drafter: str
     k: int | None
+    side: str
     spec: dict[str, Any]
     plan: dict[str, Any]
-    sides: dict[str, list[records.TurnResult]]
+    turns: list[records.TurnResult]  # screened, contended ones included
     n_errors: int
-    duration_s: float | None
     complete: bool
+    server_starts: int
     threshold_cores: float
     start_time: str
     machine: str = ""
     binary_sha256: str = ""
-    foreign_cores: list[float] = field(default_factory=list)  # every turn's, contended too
     problems: list[str] = field(default_factory=list)
 
 
-def load_run(run: Path, *, locks: Path | None = None) -> RealismRun:
-    """A realism run directory; a config that is not one, a plan missing or damaged, or a
-    session set whose id lock (``<locks>/<set>.txt``, default ``experiments/sessions``) cannot
-    be read, is an :class:`AnalysisError` (the run is then left out).
+def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
+    """A per-side realism run directory; a config that is not one, a plan missing or damaged,
+    or a session set whose id lock (``<locks>/<set>.txt``, default ``experiments/sessions``)
+    cannot be read, is an :class:`AnalysisError` (the run is then left out).
 
-    Its turns are screened (:mod:`artifact.analysis.validate`): a turn of a session that the id
-    lock does not hold is excluded even when the run's own plan holds it, and turns that
-    recorded no contention window are counted (analysed as if quiet); each a warning.
+    Its turns are screened (:mod:`artifact.analysis.validate`): impossible values, turns off
+    the run's plan (which holds its one side only) or off the set's id lock are excluded, and
+    turns that recorded no contention window counted; each a warning.
     """
     where = f"{run.name}/{records.CONFIG}"
     try:
         config = records.read_json(run / records.CONFIG)
         spec = config["spec"]
         w = spec["workload"]
-        if not isinstance(w, dict) or int(w.get("replays", 1)) < 2:
-            raise TypeError("spec.workload: expected the interleaved design (replays >= 2)")
+        if not isinstance(w, dict) or not isinstance(w.get("play"), str):
+            raise TypeError("spec.workload.play: expected a per-side run (take three)")
+        group = spec["interleave"]
+        if not isinstance(group, str):
+            raise TypeError("spec.interleave: expected the run's interleave group")
         drafter = str(spec["drafter"])
         k = spec["k"] if isinstance(spec["k"], int) else None
         env = config.get("environment")
@@ -142,14 +108,13 @@ def load_run(run: Path, *, locks: Path | None = None) -> RealismRun:
         recorded = config.get("prompt_set")
         recorded_sha = recorded.get("sha256") if isinstance(recorded, dict) else None
     except (RecordError, KeyError, TypeError, ValueError) as err:
-        raise AnalysisError(f"{where}: not a realism run's config ({err})") from err
+        raise AnalysisError(f"{where}: not a per-side realism run's config ({err})") from err
     lock = sessionsets.lock_file(session_set, locks)
     try:
         entries, lock_sha = sessionsets.read_id_lock(lock)
     except SessionError as err:
         raise AnalysisError(f"run {run.name}: session lock of set {session_set!r}: {err}; its "
                             "turns cannot be checked against it") from err
-    locked = {sid for _, sid in entries}
     planned = records.read_plan(run)
     if planned is None or planned.n_bad_lines:
         raise AnalysisError(f"run {run.name}: {records.SESSIONS}: missing or damaged; its turns "
@@ -170,7 +135,7 @@ def load_run(run: Path, *, locks: Path | None = None) -> RealismRun:
     turns, n_bad = records.read_turns(run, keep_events=False)
     if n_bad:
         problems.append(f"run {run.name}: {records.RESULTS}: {n_bad} unreadable line(s) skipped")
-    errors = records.read_jsonl(run / records.ERRORS)
+    locked = {sid for _, sid in entries}
     excluded = validate.screen(turns, key=lambda t: t.key,
                                label=lambda t: f"{t.key[0]}#{t.turn}",
                                problem=lambda t: validate.turn_problem(t, planned,
@@ -178,141 +143,274 @@ def load_run(run: Path, *, locks: Path | None = None) -> RealismRun:
                                where=run.name, warnings=problems)
     kept = [t for t, x in zip(turns, excluded, strict=True) if not x]
     validate.unknown_contention(kept, run.name, problems)
-    # A turn measured while other work used the cores is left out (a turn cannot be measured
-    # again: its session's cache and the drafter's state have moved on); its session stays.
-    foreign = [float(t.contention["foreign_cores"]) for t in kept
-               if isinstance(t.contention, dict)
-               and isinstance(t.contention.get("foreign_cores"), int | float)]
-    busy = [t for t in kept if t.contended]
-    if busy:
-        problems.append(f"run {run.name}: {len(busy)} contended turn(s) left out of the medians "
-                        f"(foreign CPU above {DEFAULT_THRESHOLD:g} cores): "
-                        f"{validate.listed([f'{t.key[0]}#{t.turn}' for t in busy])}")
-    kept = [t for t in kept if not t.contended]
-    names = [str(s) for s in plan.get("sides", [])] or sorted({t.side for t in kept})
-    by_side = {s: [t for t in kept if t.side == s] for s in names}
-    odd = validate.one_sided({s: {t.session_id for t in v} for s, v in by_side.items()},
-                             run.name, problems)
-    by_side = {s: [t for t in v if t.session_id not in odd] for s, v in by_side.items()}
-    m = metrics.get("measure_s")
     cont = metrics.get("contention")
     thr = float(cont["threshold_cores"]) if isinstance(cont, dict) \
         and isinstance(cont.get("threshold_cores"), int | float) else DEFAULT_THRESHOLD
-    return RealismRun(
-        run_id=run.name, drafter=drafter, k=k, spec=spec, plan=plan, sides=by_side,
-        n_errors=len(errors.rows),
-        duration_s=float(m) if isinstance(m, int | float) and not isinstance(m, bool) else None,
-        complete=metrics.get("complete") is True, threshold_cores=thr, start_time=start,
-        machine=machine, binary_sha256=binary, foreign_cores=foreign, problems=problems)
+    starts = metrics.get("server_starts")
+    return SideRun(
+        run_id=run.name, group=group, drafter=drafter, k=k, side=str(w["play"]), spec=spec,
+        plan=plan, turns=kept, n_errors=len(records.read_jsonl(run / records.ERRORS).rows),
+        complete=metrics.get("complete") is True,
+        server_starts=starts if isinstance(starts, int) and not isinstance(starts, bool) else 0,
+        threshold_cores=thr, start_time=start, machine=machine, binary_sha256=binary,
+        problems=problems)
 
 
-# ---- statistics ------------------------------------------------------------------------------
+def load_runs(root: Path, *, locks: Path | None = None) -> tuple[list[SideRun], list[str]]:
+    """Every per-side run under ``root`` (``_``-prefixed folders skipped), and one warning line
+    per run left out."""
+    runs: list[SideRun] = []
+    warnings: list[str] = []
+    for sub in records.run_folders(root):  # links out of the repository refused
+        if not (sub / records.CONFIG).exists():
+            warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
+            continue
+        try:
+            runs.append(load_run(sub, locks=locks))
+        except AnalysisError as err:
+            warnings.append(f"{err}; run skipped")
+    runs.sort(key=lambda r: (r.group, r.run_id))
+    return runs, warnings
+
+
+# ---- one stratum -----------------------------------------------------------------------------
+
+@dataclass
+class Sums:
+    """A server's per-session sums over the stratum's analysed turns (sessions in play order)."""
+
+    n: FloatArray
+    e2e_ms: FloatArray
+    tpot_ms: FloatArray
+    n_tpot: FloatArray
+    ttft_ms: FloatArray
+    n_ttft: FloatArray
+    drafted: FloatArray
+    accepted: FloatArray
+
+
+def _sums(turns: Sequence[records.TurnResult], index: dict[str, int]) -> Sums:
+    n_s = len(index)
+
+    def add(values: Sequence[float]) -> FloatArray:
+        out: FloatArray = np.bincount([index[t.session_id] for t in turns],
+                                      weights=np.asarray(values, dtype=np.float64),
+                                      minlength=n_s).astype(np.float64)
+        return out
+
+    return Sums(
+        n=add([1.0] * len(turns)), e2e_ms=add([t.e2e_ms for t in turns]),
+        tpot_ms=add([t.tpot_ms or 0.0 for t in turns]),
+        n_tpot=add([1.0 if t.tpot_ms is not None else 0.0 for t in turns]),
+        ttft_ms=add([t.ttft_ms or 0.0 for t in turns]),
+        n_ttft=add([1.0 if t.ttft_ms is not None else 0.0 for t in turns]),
+        drafted=add([float(t.timings.draft_n or 0) for t in turns]),
+        accepted=add([float(t.timings.draft_n_accepted or 0) for t in turns]))
+
 
 class Draws:
-    """Medians and ratios of sums under one shared session bootstrap: a point and its draws."""
+    """Ratios of sums under one session bootstrap: a point and its draws."""
 
-    def __init__(self, n_sessions: int, bootstrap: Bootstrap) -> None:
-        rng = np.random.default_rng([bootstrap.seed, n_sessions])
+    def __init__(self, n_sessions: int, bootstrap: Bootstrap, key: str) -> None:
+        rng = np.random.default_rng([bootstrap.seed, n_sessions, *key.encode()])
         self.w = cluster_weights(n_sessions, rng=rng, n_resamples=bootstrap.resamples)
         self.bootstrap = bootstrap
 
-    def median(self, t: Turns, col: str) -> tuple[float, FloatArray]:
-        v = t.cols[col]
-        keep = ~np.isnan(v)
-        if not keep.any():
-            return math.nan, np.full(self.w.shape[0], math.nan)
-        point = float(np.quantile(v[keep], 0.5, method="inverted_cdf"))
-        return point, weighted_median(v[keep], self.w[:, t.session[keep]])
-
-    def ratio(self, t: Turns, num: FloatArray, den: FloatArray) -> tuple[float, FloatArray]:
-        n_s = self.w.shape[1]
-        a = np.bincount(t.session, weights=num, minlength=n_s)
-        b = np.bincount(t.session, weights=den, minlength=n_s)
-        point = float(a.sum() / b.sum()) if b.sum() > 0 else math.nan
-        wa, wb = self.w @ a, self.w @ b
+    def ratio(self, num: FloatArray, den: FloatArray) -> tuple[float, FloatArray]:
+        point = float(num.sum() / den.sum()) if den.sum() > 0 else math.nan
+        a, b = self.w @ num, self.w @ den
         with np.errstate(divide="ignore", invalid="ignore"):
-            return point, np.where(wb > 0, wa / np.where(wb > 0, wb, 1.0), math.nan)
+            return point, np.where(b > 0, a / np.where(b > 0, b, 1.0), math.nan)
 
-    def interval(self, point: float, draws: FloatArray, n_sessions: int) -> contract.Interval:
-        if math.isnan(point) or n_sessions < MIN_SESSIONS:
-            return contract.Interval(value=_num(point), lo=None, hi=None)
+    def interval(self, point: float, draws: FloatArray) -> contract.Interval:
+        if math.isnan(point):
+            return contract.Interval(value=None, lo=None, hi=None)
         lo, hi = percentile_interval(draws, confidence=self.bootstrap.confidence)
         return contract.Interval(value=point, lo=_num(lo), hi=_num(hi))
-
-    def mc_error(self, draws: FloatArray) -> float:
-        """Standard error of the interval's endpoints from ``MC_BATCHES`` disjoint batches."""
-        ends = np.array([percentile_interval(b, confidence=self.bootstrap.confidence)
-                         for b in np.array_split(draws, MC_BATCHES)])
-        if np.isnan(ends).any():
-            return math.nan
-        return float(np.max(ends.std(axis=0, ddof=1)) / math.sqrt(MC_BATCHES))
 
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def _pct(a: FloatArray | float, b: FloatArray | float) -> Any:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 100.0 * (np.asarray(b, dtype=np.float64) / np.asarray(a, dtype=np.float64) - 1.0)
+Estimate = tuple[float, FloatArray]
 
 
-def _sym(a: FloatArray | float, b: FloatArray | float) -> Any:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.asarray(b, dtype=np.float64) / np.asarray(a, dtype=np.float64)
-        return 100.0 * (np.maximum(r, 1.0 / r) - 1.0)
+def _quantities(d: Draws, s: Sums) -> dict[str, Estimate]:
+    return {"e2e": d.ratio(s.e2e_ms, s.n), "tpot": d.ratio(s.tpot_ms, s.n_tpot),
+            "ttft": d.ratio(s.ttft_ms, s.n_ttft), "acceptance": d.ratio(s.accepted, s.drafted)}
 
 
-@dataclass
-class Cell:
-    """A side's quantities in one group (bin or all) of one server: points and draws."""
+def label(drafter: str, k: int | None, spec: dict[str, Any]) -> str:
+    """A drafter in words.
 
-    n_sessions: int
-    values: dict[str, tuple[float, FloatArray]]
-
-
-def _cell(d: Draws, t: Turns) -> Cell:
-    vals = {m: d.median(t, m) for m in contract.METRICS}
-    vals["acceptance"] = d.ratio(t, t.cols["draft_accepted"], t.cols["draft_n"])
-    vals["drafted_turns"] = d.ratio(t, (t.cols["draft_n"] > 0).astype(np.float64),
-                                    np.ones(t.session.size))
-    return Cell(n_sessions=len(set(t.session.tolist())), values=vals)
-
-
-def _group(t: Turns, g: str) -> Turns:
-    return t if g == contract.ALL else t.take(bin_index(t.turn) == contract.BINS.index(g))
-
-
-def _side_bin(d: Draws, t: Turns, c: Cell) -> contract.SideBin:
-    def mean(col: str) -> float | None:
-        v = t.cols[col]
-        v = v[~np.isnan(v)]
-        return float(v.mean()) if v.size else None
-
-    tok, chars = t.cols["prompt_tokens"], t.cols["prompt_chars"]
-    iv = {k: d.interval(*c.values[k], c.n_sessions) for k in c.values}
-    return contract.SideBin(
-        n_sessions=c.n_sessions, n_turns=int(t.session.size), ttft_ms=iv["ttft_ms"],
-        tpot_ms=iv["tpot_ms"], e2e_ms=iv["e2e_ms"], acceptance=iv["acceptance"],
-        drafted_turns=iv["drafted_turns"],
-        accepted_per_turn=mean("draft_accepted"),
-        prompt_chars_per_token=float(chars.sum() / tok.sum()) if tok.sum() > 0 else None,
-        prompt_tokens_mean=mean("prompt_tokens"), cached_tokens_mean=mean("cached_tokens"),
-        output_tokens_mean=mean("output_tokens"))
-
-
-def _gap(d: Draws, a: tuple[float, FloatArray], b: tuple[float, FloatArray],
-         n: int) -> contract.Gap:
-    return contract.Gap(signed=d.interval(float(_pct(a[0], b[0])), _pct(a[1], b[1]), n),
-                        symmetric=d.interval(float(_sym(a[0], b[0])), _sym(a[1], b[1]), n))
-
-
-def _label(drafter: str, k: int | None, spec: dict[str, Any]) -> str:
+    >>> label("none", None, {}), label("ngram-mod", 4, {})
+    ('no draft', 'ngram-mod k=4')
+    """
     if drafter == "none":
         return "no draft"
     if drafter.startswith("draft"):
         return f"draft model {spec.get('draft_quant') or ''} k={k}".replace("  ", " ")
     return f"{drafter} k={k}"
+
+
+@dataclass
+class GapDraft:
+    """A gap before the family's correction: its point, draws and where it goes."""
+
+    gap: contract.Gap
+    draws: FloatArray
+    floor: bool
+
+
+def _gap(d: Draws, drafter: SideRun, side: str, quantity: str, real: Estimate,
+         other: Estimate, margin: float, floor: bool) -> GapDraft:
+    rel = quantity != "acceptance"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 100 * (other[0] / real[0] - 1) if rel else 100 * (other[0] - real[0])
+        draws = 100 * (other[1] / real[1] - 1) if rel else 100 * (other[1] - real[1])
+    lo95, hi95 = percentile_interval(draws, confidence=0.95)
+    lo90, hi90 = percentile_interval(draws, confidence=EQUIVALENCE_CONFIDENCE)
+    finite = draws[np.isfinite(draws)]
+    p = (2 * min((finite <= 0).sum() + 1, (finite >= 0).sum() + 1) / (finite.size + 1)
+         if finite.size else math.nan)
+    sd = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
+    m = 100 * margin
+    eq = math.isfinite(lo90) and math.isfinite(hi90) and -m < lo90 and hi90 < m
+    g = contract.Gap(
+        drafter=drafter.drafter, label=label(drafter.drafter, drafter.k, drafter.spec),
+        side=side, quantity=quantity, unit="%" if rel else "points",
+        real=d.interval(*real), side_value=d.interval(*other), value=_num(float(value)),
+        ci95=[_num(lo95), _num(hi95)], ci90=[_num(lo90), _num(hi90)], margin=m,
+        p=_num(min(1.0, p)) if math.isfinite(p) else None, p_holm=None,
+        mde=_num(Z_DETECT * sd), verdict="equivalent" if eq else "cannot tell")
+    return GapDraft(gap=g, draws=draws, floor=floor)
+
+
+@dataclass
+class StratumDraft:
+    stratum: contract.Stratum
+    gaps: list[GapDraft]
+
+
+def _common_keys(runs: Sequence[SideRun], warnings: list[str], key: str
+                 ) -> tuple[set[tuple[str, int]], int]:
+    """The (session, turn) pairs every server measured, minus those contended on any: what is
+    analysed on every server; and how many were dropped."""
+    measured = [{(t.session_id, t.turn) for t in r.turns} for r in runs]
+    every = set.intersection(*measured)
+    seen = set.union(*measured)
+    busy = {(t.session_id, t.turn) for r in runs for t in r.turns if t.contended}
+    kept = every - busy
+    if busy:
+        warnings.append(f"realism: stratum {key}: {len(busy & seen)} contended turn(s) left out "
+                        "of every server's figures (foreign CPU above the threshold on one)")
+    if seen - every:
+        warnings.append(f"realism: stratum {key}: {len(seen - every)} turn(s) measured on one "
+                        "side only (missing on some server), left out of every server's figures")
+    return kept, len(seen - kept)
+
+
+def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
+             margins: dict[str, float], warnings: list[str]) -> StratumDraft:
+    """One stratum from its loaded runs."""
+    kept, dropped = _common_keys(runs, warnings, key)
+    first_turn: dict[str, int] = {}
+    for r in runs:
+        for t in r.turns:
+            first_turn.setdefault(t.session_id, t.order)
+    order = sorted({s for s, _ in kept}, key=lambda s: (first_turn[s], s))
+    index = {s: i for i, s in enumerate(order)}
+    d = Draws(len(order), bootstrap, key)
+    by = {(r.drafter, r.side): r for r in runs}
+    analysed = {r.run_id: [t for t in r.turns if (t.session_id, t.turn) in kept] for r in runs}
+    sums = {r.run_id: _sums(analysed[r.run_id], index) for r in runs}
+    q = {r.run_id: _quantities(d, sums[r.run_id]) for r in runs}
+    none = {r.side: r for r in runs if r.drafter == "none"}
+    for r in runs:  # the speedup of each drafter's side: no draft's E2E over the drafter's
+        if r.drafter != "none" and r.side in none:
+            n0, n1 = q[none[r.side].run_id]["e2e"], q[r.run_id]["e2e"]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q[r.run_id]["speedup"] = (n0[0] / n1[0], n0[1] / n1[1])
+    gaps: list[GapDraft] = []
+    drafters = list(dict.fromkeys(r.drafter for r in sorted(runs, key=_drafter_rank)))
+    for dr in drafters:
+        a = by.get((dr, REAL_A))
+        if a is None:
+            warnings.append(f"realism: stratum {key}: drafter {dr} has no REAL-A server; its "
+                            "gaps left out")
+            continue
+        sides = [r.side for r in runs if r.drafter == dr and r.side != REAL_A]
+        for side in sorted(sides, key=_side_rank):
+            s = by[(dr, side)]
+            for quantity in contract.QUANTITIES:
+                if quantity == "acceptance" and dr == "none":
+                    continue
+                if quantity not in q[a.run_id] or quantity not in q[s.run_id]:
+                    continue
+                gaps.append(_gap(d, a, side, quantity, q[a.run_id][quantity],
+                                 q[s.run_id][quantity], margins.get(quantity, math.nan),
+                                 floor=side == REAL_B))
+    servers = [_server(r, analysed[r.run_id], d, q[r.run_id], len(runs)) for r in
+               sorted(runs, key=lambda r: (_drafter_rank(r), _side_rank(r.side)))]
+    stratum = contract.Stratum(
+        key=key, protocol=_protocol(runs, order, len(kept), dropped),
+        servers=servers, gaps=[], floors=[],
+        exact=[_exact(by[(dr, REAL_A)], by[(dr, REAL_B)]) for dr in drafters
+               if dr != "none" and (dr, REAL_A) in by and (dr, REAL_B) in by],
+        drift=[_drift(r, analysed[r.run_id], order) for r in
+               sorted(runs, key=lambda r: (_drafter_rank(r), _side_rank(r.side)))
+               if r.drafter != "none"])
+    for e in stratum["exact"]:
+        if not e["equal"]:
+            warnings.append(f"realism: stratum {key}: drafter {e['drafter']}: REAL-A and REAL-B "
+                            f"accepted differently on {e['n_differ']} of {e['n_turns']} turns "
+                            "(two servers with identical histories should not)")
+    return StratumDraft(stratum=stratum, gaps=gaps)
+
+
+_DRAFTERS = ("none", "ngram-mod", "draft-simple")
+
+
+def _drafter_rank(r: SideRun) -> tuple[int, str]:
+    return (_DRAFTERS.index(r.drafter) if r.drafter in _DRAFTERS else len(_DRAFTERS), r.drafter)
+
+
+def _side_rank(side: str) -> tuple[int, str]:
+    """REAL-A, REAL-B, then the synthetic sides in the design's order.
+
+    >>> sorted(["synthetic-prefix", "real-b", "synthetic-english", "real-a"], key=_side_rank)
+    ['real-a', 'real-b', 'synthetic-english', 'synthetic-prefix']
+    """
+    fixed = ("real-a", "real-b", "synthetic-english", "synthetic-recurrent", "synthetic-prefix")
+    return (fixed.index(side) if side in fixed else len(fixed), side)
+
+
+def _server(r: SideRun, turns: Sequence[records.TurnResult], d: Draws,
+            q: dict[str, Estimate], n_servers: int) -> contract.Server:
+    sent = [t.sent_unix_s for t in r.turns]
+    places = Counter(t.round_pos for t in r.turns if t.round_pos is not None)
+    fc = [float(t.contention["foreign_cores"]) for t in r.turns
+          if isinstance(t.contention, dict)
+          and isinstance(t.contention.get("foreign_cores"), int | float)]
+    n = len(turns)
+    tok = sum(t.prompt_tokens for t in turns)
+    first = [t.cached_tokens for t in turns if t.turn == 0]
+    return contract.Server(
+        run_id=r.run_id, drafter=r.drafter, k=r.k, label=label(r.drafter, r.k, r.spec),
+        side=r.side, machine=r.machine, binary_sha256=r.binary_sha256, complete=r.complete,
+        n_errors=r.n_errors, server_starts=r.server_starts, n_turns=n,
+        first_unix_s=round(min(sent)) if sent else None,
+        last_unix_s=round(max(sent)) if sent else None,
+        places=[places.get(i, 0) for i in range(n_servers)],
+        contention=_contention(fc, r.threshold_cores),
+        e2e_ms=d.interval(*q["e2e"]), tpot_ms=d.interval(*q["tpot"]),
+        ttft_ms=d.interval(*q["ttft"]), acceptance=d.interval(*q["acceptance"]),
+        drafted_turns=sum(1 for t in turns if (t.timings.draft_n or 0) > 0) / n if n else 0.0,
+        accepted_per_turn=sum(t.timings.draft_n_accepted or 0 for t in turns) / n if n else 0.0,
+        prompt_chars_per_token=sum(t.prompt_chars for t in turns) / tok if tok else None,
+        cached_tokens_mean=sum(t.cached_tokens for t in turns) / n if n else None,
+        cached_turn0_mean=sum(first) / len(first) if first else None)
 
 
 def _contention(foreign: Sequence[float], threshold: float) -> contract.Contention | None:
@@ -324,208 +422,68 @@ def _contention(foreign: Sequence[float], threshold: float) -> contract.Contenti
                                threshold_cores=threshold)
 
 
-def _cache_equal(a: Turns, b: Turns) -> float:
-    key_a = {(s, t): c for s, t, c in zip(a.session.tolist(), a.turn.tolist(),
-                                          a.cols["cached_tokens"].tolist(), strict=True)}
-    pairs = [(key_a.get((s, t)), c) for s, t, c in zip(b.session.tolist(), b.turn.tolist(),
-                                                       b.cols["cached_tokens"].tolist(),
-                                                       strict=True)]
-    same = [x == y for x, y in pairs if x is not None]
-    return float(np.mean(same)) if same else math.nan
+def _exact(a: SideRun, b: SideRun) -> contract.Exact:
+    """REAL-A and REAL-B turn by turn: the same drafted and accepted counts on every turn both
+    recorded (contended ones too: contention changes the timing, not the text)."""
+    def counts(r: SideRun) -> dict[tuple[str, int], tuple[int, int]]:
+        return {(t.session_id, t.turn): (t.timings.draft_n or 0, t.timings.draft_n_accepted or 0)
+                for t in r.turns}
+
+    ca, cb = counts(a), counts(b)
+    both = ca.keys() & cb.keys()
+    differ = sum(1 for k in both if ca[k] != cb[k])
+    return contract.Exact(drafter=a.drafter, n_turns=len(both), n_differ=differ,
+                          equal=differ == 0 and bool(both))
 
 
-def _order_effect(d: Draws, server: str, a: Turns, b: Turns) -> contract.OrderEffect:
-    """REAL replay second against first, per session (``order`` says which ran first)."""
-    first_a = {s: o for s, o in zip(a.session.tolist(), a.order.tolist(), strict=True)}
-    b_first = np.array([first_a.get(s, -1) > o for s, o in zip(b.session.tolist(),
-                                                                b.order.tolist(), strict=True)],
-                       dtype=bool)  # bool even when empty: a mask
-    a_first_sessions = {s for s, bf in zip(b.session.tolist(), b_first.tolist(), strict=True)
-                        if not bf}
-    in_a_first = np.array([s in a_first_sessions for s in a.session.tolist()], dtype=bool)
-    in_b_first = np.array([s in a_first_sessions for s in b.session.tolist()], dtype=bool)
-    # the second replay: REAL-B where REAL-A ran first, REAL-A where REAL-B did
-    second = _concat(b.take(in_b_first), a.take(~in_a_first))
-    first = _concat(a.take(in_a_first), b.take(~in_b_first))
-    n = len(set(first.session.tolist()))
-    t1, t2 = d.median(first, "tpot_ms"), d.median(second, "tpot_ms")
-    r1 = d.ratio(first, first.cols["draft_accepted"], first.cols["draft_n"])
-    r2 = d.ratio(second, second.cols["draft_accepted"], second.cols["draft_n"])
-    return contract.OrderEffect(
-        server=server, tpot_pct=d.interval(float(_pct(t1[0], t2[0])), _pct(t1[1], t2[1]), n),
-        acceptance_diff=d.interval(r2[0] - r1[0], r2[1] - r1[1], n))
+def _drift(r: SideRun, turns: Sequence[records.TurnResult], order: list[str]) -> contract.Drift:
+    """Acceptance over the first and the second half of the sessions in play order."""
+    half = set(order[:len(order) // 2])
+
+    def acc(ts: list[records.TurnResult]) -> float | None:
+        n = sum(t.timings.draft_n or 0 for t in ts)
+        return sum(t.timings.draft_n_accepted or 0 for t in ts) / n if n else None
+
+    a = acc([t for t in turns if t.session_id in half])
+    b = acc([t for t in turns if t.session_id not in half])
+    return contract.Drift(drafter=r.drafter, side=r.side, first=a, second=b,
+                          diff_points=100 * (b - a) if a is not None and b is not None
+                          else None)
 
 
-def _concat(x: Turns, y: Turns) -> Turns:
-    return Turns(session=np.concatenate([x.session, y.session]),
-                 turn=np.concatenate([x.turn, y.turn]),
-                 order=np.concatenate([x.order, y.order]),
-                 cols={k: np.concatenate([x.cols[k], y.cols[k]]) for k in x.cols})
-
-
-def _stratum(runs: Sequence[RealismRun], bootstrap: Bootstrap,
-             warnings: list[str]) -> contract.Stratum:
-    """One stratum from its loaded runs (its no-draft run is every drafter's reference)."""
-    side_names = list(runs[0].sides)
-    for r in runs[1:]:
-        if list(r.sides) != side_names:
-            raise AnalysisError(f"realism: run {r.run_id} has the sides {list(r.sides)}, run "
-                                f"{runs[0].run_id} of the same stratum {side_names}")
-    ids = sorted(set.intersection(*({t.session_id for v in r.sides.values() for t in v}
-                                    for r in runs)))
-    index = {s: i for i, s in enumerate(ids)}
-    d = Draws(len(ids), bootstrap)
-    cols = {r.run_id: {s: _columns([t for t in r.sides.get(s, []) if t.session_id in index],
-                                   index) for s in side_names} for r in runs}
-    cells = {rid: {s: {g: _cell(d, _group(t, g)) for g in _GROUPS} for s, t in by.items()}
-             for rid, by in cols.items()}
-    base = next((r for r in runs if r.drafter == "none"), None)
-    if base is None:
-        conc, name = stratum_key(runs[0])
-        warnings.append(f"realism: stratum {name} at concurrency {conc}: no no-draft run; "
-                        "speedups left out")
-    for r in runs:  # the speedups of each drafter's sides against the no-draft server
-        if base is None or r is base:
-            continue
-        for s in side_names:
-            for g in _GROUPS:
-                for m, src in (("speedup_tpot", "tpot_ms"), ("speedup_e2e", "e2e_ms")):
-                    n0, n1 = cells[base.run_id][s][g].values[src], cells[r.run_id][s][g].values[src]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        cells[r.run_id][s][g].values[m] = (n0[0] / n1[0], n0[1] / n1[1])
-    servers: list[contract.Server] = []
-    for r in runs:
-        sent = [t.sent_unix_s for v in r.sides.values() for t in v]
-        servers.append(contract.Server(
-            run_id=r.run_id, drafter=r.drafter, k=r.k, label=_label(r.drafter, r.k, r.spec),
-            machine=r.machine, binary_sha256=r.binary_sha256,
-            complete=r.complete, n_errors=r.n_errors, duration_s=r.duration_s,
-            # whole seconds: 6 significant digits of a Unix time would be 20 minutes
-            first_unix_s=round(min(sent)) if sent else None,
-            last_unix_s=round(max(sent)) if sent else None,
-            utc_date=_date(min(sent)) if sent else "",
-            contention=_contention(r.foreign_cores, r.threshold_cores),
-            sides={s: {g: _side_bin(d, _group(cols[r.run_id][s], g), cells[r.run_id][s][g])
-                       for g in _GROUPS} for s in side_names},
-            cache_turn0_max={s: int(np.nanmax(t.cols["cached_tokens"][t.turn == 0]))
-                             if (t.turn == 0).any() else 0
-                             for s, t in cols[r.run_id].items()},
-            cache_turn0_mean={s: float(np.nanmean(t.cols["cached_tokens"][t.turn == 0]))
-                              if (t.turn == 0).any() else None
-                              for s, t in cols[r.run_id].items()},
-            real_cache_equal=_cache_equal(cols[r.run_id][REAL_A], cols[r.run_id][REAL_B])))
-    comparisons: list[contract.Comparison] = []
-    headline: list[contract.Headline] = []
-    mc: list[float] = []
-    for r in runs:
-        c = cells[r.run_id]
-        metrics = [*contract.METRICS] + ([*contract.SPEEDUPS] if r is not base and base else [])
-        for s in side_names:
-            if s == REAL_A:
-                continue
-            comparisons.append(contract.Comparison(server=r.run_id, side=s, metrics={
-                m: {g: _gap(d, c[REAL_A][g].values[m], c[s][g].values[m],
-                            c[s][g].n_sessions) for g in _GROUPS} for m in metrics}))
-        if r is base or base is None:
-            continue
-        for s in side_names:
-            if not s.startswith("synthetic-"):
-                continue
-            a, n = c[REAL_A][contract.ALL], c[s][contract.ALL].n_sessions
-            gaps = {m: (_gap(d, a.values[m], c[s][contract.ALL].values[m], n),
-                        _gap(d, a.values[m], c[REAL_B][contract.ALL].values[m], n))
-                    for m in ("speedup_tpot", "tpot_ms", "e2e_ms")}
-            for m in gaps:
-                mc.append(d.mc_error(_pct(a.values[m][1], c[s][contract.ALL].values[m][1])))
-            headline.append(contract.Headline(
-                server=r.run_id, condition=s.removeprefix("synthetic-"),
-                speedup_real=d.interval(*a.values["speedup_tpot"], n),
-                speedup_synthetic=d.interval(*c[s][contract.ALL].values["speedup_tpot"], n),
-                speedup_gap=gaps["speedup_tpot"][0], speedup_floor=gaps["speedup_tpot"][1],
-                tpot_gap=gaps["tpot_ms"][0], tpot_floor=gaps["tpot_ms"][1],
-                e2e_gap=gaps["e2e_ms"][0], e2e_floor=gaps["e2e_ms"][1],
-                beyond_floor={k: _beyond(g, f) for k, (g, f) in
-                              zip(("speedup", "tpot", "e2e"), gaps.values(), strict=True)}))
-    order = [_order_effect(d, r.run_id, cols[r.run_id][REAL_A], cols[r.run_id][REAL_B])
-             for r in runs]
-    plan = runs[0].plan
-    syn_raw = plan.get("synthetic")
-    syn: dict[str, Any] = syn_raw if isinstance(syn_raw, dict) else {}
+def _protocol(runs: Sequence[SideRun], order: list[str], n_kept: int,
+              dropped: int) -> contract.Protocol:
     spec = runs[0].spec
     recipe = find_recipe(str(spec["prompt_set"]))
-    finite = [x for x in mc if not math.isnan(x)]
-    return contract.Stratum(
-        protocol=contract.Protocol(
-            session_set=str(spec["prompt_set"]), n_sessions=len(ids),
-            clip_chars=recipe.clip_chars if recipe else None,
-            max_turns=recipe.max_turns if recipe else None,
-            code_share=recipe.code_share if recipe else None,
-            turns_per_side=int(cols[runs[0].run_id][REAL_A].session.size),
-            sides=side_names, n_predict_cap=int(spec["n_predict"]),
-            ctx_size=int(spec["ctx_size"]), threads=int(spec["threads"]),
-            concurrency=int(spec["concurrency"]), temperature=float(spec["temperature"]),
-            chars_per_token_real=_float(plan.get("chars_per_token_real")),
-            chars_per_token={s: _float(v.get("chars_per_token")) if isinstance(v, dict)
-                             else None for s, v in syn.items()},
-            prefix_tokens_max={s: _prefix_max(v) for s, v in syn.items()}),
-        servers=servers, comparisons=comparisons, headline=headline, order_effect=order,
-        mc_error_max=max(finite) if finite else None)
-
-
-def stratum_key(r: RealismRun) -> tuple[int, str]:
-    """(concurrency, session set): the runs that share it form one stratum."""
-    return int(r.spec["concurrency"]), str(r.spec["prompt_set"])
-
-
-def strata(runs: Sequence[RealismRun]) -> list[list[RealismRun]]:
-    """The runs grouped by :func:`stratum_key`, each no draft first, then in the order they were
-    measured; the main stratum first: one stream, the most servers, then the earliest.
-    """
-    groups: dict[tuple[int, str], list[RealismRun]] = {}
+    sent = [t.sent_unix_s for r in runs for t in r.turns]
+    real = next((r for r in runs if r.side == REAL_A), runs[0])
+    syn: dict[str, dict[str, Any]] = {}
     for r in runs:
-        groups.setdefault(stratum_key(r), []).append(r)
-    out = [sorted(g, key=lambda r: (r.drafter != "none", r.start_time, r.run_id))
-           for g in groups.values()]
-    first = min(out, key=lambda g: (stratum_key(g[0])[0] != 1, -len(g),
-                                    min(r.start_time for r in g)))
-    rest = sorted((g for g in out if g is not first), key=lambda g: stratum_key(g[0]))
-    return [first, *rest]
-
-
-def analyse(runs: Sequence[RealismRun], *, bootstrap: Bootstrap = BOOTSTRAP
-            ) -> contract.Realism:
-    """The study from its loaded runs: the main stratum and the others (:func:`strata`)."""
-    warnings: list[str] = []
-    for r in runs:
-        warnings += r.problems
-        if not r.complete:
-            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
-    if not runs:
-        raise AnalysisError("realism: no realism run to analyse")
-    main, *rest = [_stratum(g, bootstrap, warnings) for g in strata(runs)]
-    return contract.Realism(
-        schema_version=contract.SCHEMA_VERSION, protocol=main["protocol"],
-        servers=main["servers"], comparisons=main["comparisons"], headline=main["headline"],
-        order_effect=main["order_effect"], mc_error_max=main["mc_error_max"], strata=rest,
-        parameters=contract.Parameters(
-            bootstrap_resamples=bootstrap.resamples, bootstrap_seed=bootstrap.seed,
-            confidence=bootstrap.confidence, bins=list(contract.BINS),
-            min_sessions_interval=MIN_SESSIONS, mc_batches=MC_BATCHES),
-        warnings=warnings)
-
-
-def _beyond(g: contract.Gap, floor: contract.Gap) -> bool | None:
-    s, f = g["signed"], floor["symmetric"]["value"]
-    if s["value"] is None or s["lo"] is None or s["hi"] is None or f is None:
-        return None
-    return abs(s["value"]) > f and (s["lo"] > 0 or s["hi"] < 0)
-
-
-def _prefix_max(part: Any) -> int:
-    """The largest shared prefix a plan's synthetic side gave a session (0: none)."""
-    v = part.get("prefix_tokens") if isinstance(part, dict) else None
-    return max((int(x) for x in v if isinstance(x, int)), default=0) \
-        if isinstance(v, list) else 0
+        part = r.plan.get("synthetic", {}).get(r.side) if isinstance(
+            r.plan.get("synthetic"), dict) else None
+        if isinstance(part, dict):
+            syn.setdefault(r.side, part)
+    rounds = {(t.session_id, t.turn) for t in real.turns}
+    return contract.Protocol(
+        session_set=str(spec["prompt_set"]), n_sessions=len(order),
+        turns_per_side=n_kept, n_turns_dropped=dropped,
+        clip_chars=recipe.clip_chars if recipe else None,
+        max_turns=recipe.max_turns if recipe else None,
+        code_share=recipe.code_share if recipe else None,
+        n_predict_cap=int(spec["n_predict"]), ctx_size=int(spec["ctx_size"]),
+        threads=int(spec["threads"]), concurrency=int(spec["concurrency"]),
+        temperature=float(spec["temperature"]), n_servers=len(runs),
+        n_rounds=-(-len(rounds) // int(spec["concurrency"])),
+        chars_per_token_real=_float(real.plan.get("chars_per_token_real")),
+        chars_per_token={s: _float(v.get("chars_per_token")) for s, v in sorted(syn.items())},
+        prefix_tokens_max={s: max((int(x) for x in v.get("prefix_tokens", [])
+                                   if isinstance(x, int)), default=0)
+                           for s, v in sorted(syn.items())},
+        session_order=order,
+        dates=sorted({_date(x) for x in sent}),
+        wall_min=(max(sent) - min(sent)) / 60 if sent else 0.0,
+        machines=sorted({r.machine for r in runs}),
+        binaries=sorted({r.binary_sha256[:12] for r in runs}))
 
 
 def _float(v: Any) -> float | None:
@@ -533,34 +491,122 @@ def _float(v: Any) -> float | None:
 
 
 def _date(unix_s: float) -> str:
-    import datetime as dt
     return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d")
 
 
-def load_runs(root: Path, *, locks: Path | None = None) -> tuple[list[RealismRun], list[str]]:
-    """Every realism run under ``root`` (``_``-prefixed folders skipped), in the order they were
-    measured, and one warning line per run left out (``locks``: the session sets' id locks,
-    default ``experiments/sessions``)."""
-    runs: list[RealismRun] = []
+# ---- the study -------------------------------------------------------------------------------
+
+def _main_first(key: str, runs: Sequence[SideRun]) -> tuple[int, int, str]:
+    """Strata order after the campaign file's: one stream before more, the most servers
+    first, then by key."""
+    return (int(runs[0].spec["concurrency"]) != 1, -len(runs), key)
+
+
+def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
+            groups: Sequence[str] = (), bootstrap: Bootstrap = BOOTSTRAP,
+            campaign: str = "") -> contract.Realism:
+    """The study from its loaded runs: one stratum per interleave group; ``groups``: the
+    campaign's groups, those without runs listed as pending."""
     warnings: list[str] = []
-    subs = records.run_folders(root)  # links out of the repository refused
-    for sub in subs:
-        if not (sub / records.CONFIG).exists():
-            warnings.append(f"run {sub.name}: no {records.CONFIG}; not a run, skipped")
-            continue
+    for r in runs:
+        warnings += r.problems
+        if not r.complete:
+            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
+    if not runs:
+        raise AnalysisError("realism: no per-side realism run to analyse")
+    by_group: dict[str, list[SideRun]] = {}
+    for r in runs:
+        by_group.setdefault(r.group, []).append(r)
+    keys = sorted(by_group, key=lambda k: (groups.index(k) if k in groups else len(groups),
+                                           _main_first(k, by_group[k])))
+    for k in list(keys):
+        if not set.intersection(*({(t.session_id, t.turn) for t in r.turns}
+                                  for r in by_group[k])):
+            warnings.append(f"realism: stratum {k}: no turn measured on every server; left out")
+            keys.remove(k)
+    if not keys:
+        raise AnalysisError("realism: no stratum with a turn measured on every server")
+    drafts = [_stratum(k, by_group[k], bootstrap, margins, warnings) for k in keys]
+    family = [g for s in drafts for g in s.gaps if not g.floor]
+    adjusted = holm([g.gap["p"] if g.gap["p"] is not None else math.nan for g in family])
+    for g, ph in zip(family, adjusted, strict=True):
+        g.gap["p_holm"] = _num(ph)
+        if g.gap["verdict"] != "equivalent" and math.isfinite(ph) and ph < ALPHA:
+            g.gap["verdict"] = "differs"
+    for s in drafts:
+        s.stratum["gaps"] = [g.gap for g in s.gaps if not g.floor]
+        s.stratum["floors"] = [g.gap for g in s.gaps if g.floor]
+    counts = Counter(g.gap["verdict"] for g in family)
+    return contract.Realism(
+        schema_version=contract.SCHEMA_VERSION, strata=[s.stratum for s in drafts],
+        pending=[g for g in groups if g not in keys], echo=[],
+        verdicts=contract.Verdicts(n_gaps=len(family), equivalent=counts["equivalent"],
+                                   differs=counts["differs"],
+                                   cannot_tell=counts["cannot tell"]),
+        parameters=contract.Parameters(
+            bootstrap_resamples=bootstrap.resamples, bootstrap_seed=bootstrap.seed,
+            confidence=bootstrap.confidence, equivalence_confidence=EQUIVALENCE_CONFIDENCE,
+            alpha=ALPHA, power=POWER, margins=dict(margins), campaign=campaign),
+        warnings=warnings)
+
+
+def take_two_echo(root: Path) -> list[contract.Echo]:
+    """Per superseded take-two run (``<root>/take-two-*``, one server that played REAL-A and
+    REAL-B of every session), the acceptance of the replays that ran first and of those that
+    ran second (the record's ``order`` says which), pooled over turns; runs without drafts
+    left out."""
+    out: list[contract.Echo] = []
+    for run in sorted(root.glob("take-two-*")):
         try:
-            runs.append(load_run(sub, locks=locks))
-        except AnalysisError as err:
-            warnings.append(f"{err}; run skipped")
-    runs.sort(key=lambda r: (r.start_time, r.run_id))
-    return runs, warnings
+            spec = records.read_json(run / records.CONFIG)["spec"]
+        except (RecordError, KeyError, TypeError):
+            continue
+        turns = [t for t in records.read_turns(run, keep_events=False)[0]
+                 if t.side in (REAL_A, REAL_B)]
+        if not isinstance(spec, dict) or spec.get("drafter") == "none" or not turns:
+            continue
+        first_order: dict[str, int] = {}
+        for t in turns:
+            first_order[t.session_id] = min(first_order.get(t.session_id, t.order), t.order)
+        pools = {True: [0, 0], False: [0, 0]}  # ran first? -> [accepted, drafted]
+        for t in turns:
+            pool = pools[t.order == first_order[t.session_id]]
+            pool[0] += t.timings.draft_n_accepted or 0
+            pool[1] += t.timings.draft_n or 0
+        out.append(contract.Echo(
+            run_id=run.name, drafter=str(spec.get("drafter")),
+            session_set=str(spec.get("prompt_set")), concurrency=int(spec.get("concurrency", 1)),
+            n_sessions=len(first_order),
+            first=pools[True][0] / pools[True][1] if pools[True][1] else None,
+            second=pools[False][0] / pools[False][1] if pools[False][1] else None))
+    return out
 
 
-def build_realism(root: Path, *, bootstrap: Bootstrap = BOOTSTRAP,
-                  locks: Path | None = None) -> contract.Realism:
+def margins_of(campaign_file: Path) -> tuple[dict[str, float], list[str]]:
+    """The margins declared in the campaign file's ``[equivalence]`` table, and its interleave
+    groups (in the file's order); a file that cannot be read, or declares no margin for a
+    quantity, is an :class:`AnalysisError` naming it."""
+    try:
+        camp: Campaign = load_campaign(campaign_file)
+    except SpecError as err:
+        raise AnalysisError(f"realism: {err}") from err
+    missing = [q for q in contract.QUANTITIES if q not in camp.equivalence]
+    if missing:
+        raise AnalysisError(f"realism: {paths.shown(campaign_file)}: [equivalence]: no margin "
+                            f"for {', '.join(missing)} (declare each before measuring)")
+    groups = list(dict.fromkeys(r.interleave for r in camp.runs if r.interleave))
+    return camp.equivalence, groups
+
+
+def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
+                  bootstrap: Bootstrap = BOOTSTRAP, locks: Path | None = None
+                  ) -> contract.Realism:
     """The ``realism.json`` object of the runs under ``root``, checked against the contract."""
+    margins, groups = margins_of(campaign_file)
     runs, warnings = load_runs(root, locks=locks)
-    result = analyse(runs, bootstrap=bootstrap)
+    result = analyse(runs, margins, groups=groups, bootstrap=bootstrap,
+                     campaign=paths.shown(campaign_file))
+    result["echo"] = take_two_echo(root / "_superseded")
     plain = {k: files.to_plain(v, k) for k, v in result.items() if k != "warnings"}
     plain["warnings"] = sorted(set(warnings + result["warnings"]))
     return contract.validate(plain, source=f"realism analysis of {root}", error=AnalysisError)

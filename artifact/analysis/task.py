@@ -113,14 +113,15 @@ def _write_realism(runs: Path, out: Path) -> None:
 
 
 def task_realism() -> dict[str, Any]:
-    """Workload realism, take two: REAL twice beside synthetic sides, per drafter ->
-    experiments/analysis/realism.json."""
+    """Workload realism, take three: every side its own server, per drafter, with verdicts
+    against the campaign file's margins -> experiments/analysis/realism.json."""
     from artifact.analysis.params import REALISM_BOOTSTRAP as B
     from artifact.contract import realism as contract
 
     deps = sorted(str(p) for p in paths.REALISM_RUNS.glob("*/*")
                   if p.name in WORKLOAD_RUN_FILES)
     deps += sorted(str(p) for p in paths.SESSION_LOCKS.glob("*.txt"))  # the turns' id locks
+    deps.append(str(paths.REALISM_CAMPAIGN))  # its [equivalence] margins
     code = [str(p) for p in imports.closure("artifact.analysis.realism")]
     params = {"schema_version": contract.SCHEMA_VERSION, "bootstrap_resamples": B.resamples,
               "bootstrap_seed": B.seed, "confidence": B.confidence}

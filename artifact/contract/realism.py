@@ -1,9 +1,14 @@
-"""``experiments/analysis/realism.json``: the workload-realism study, take two (issue 17),
+"""``experiments/analysis/realism.json``: the workload-realism study, take three (issue 28),
 written by ``doit realism``, read by its tables, figure, the manuscript and the claims ledger.
 
-Every interval is a percentile bootstrap over **sessions** (whole sessions resampled, with the
-same draw for every server, side and bin, so that all comparisons are paired by session); a
-bin with fewer than ``parameters.min_sessions_interval`` sessions gets no interval (null).
+Every side of the design (REAL-A, REAL-B, each synthetic twin) ran on its own server, for each
+drafter; the servers of a stratum were measured together, turn by turn. Every interval is a
+percentile bootstrap over **sessions** (whole sessions resampled, one draw per stratum shared by
+every server, so every comparison is paired by session). Each gap of a synthetic side against
+REAL-A gets one verdict against the margin declared in the campaign file before measuring:
+*equivalent* (its 90 % interval inside the margin: two one-sided tests at 5 %), *differs* (its
+Holm-adjusted bootstrap p below 0.05 over the family of every synthetic gap of the study), or
+*cannot tell*.
 
 The prose of the schema is ``docs/realism-schema.md``; its field tables are generated from the
 classes below (``python -m artifact.contract``).
@@ -18,42 +23,22 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 2
-BINS = ("00-01", "02-03", "04-05")  # turn bins (0-based turn index)
-ALL = "all"
-METRICS = ("ttft_ms", "tpot_ms", "e2e_ms")
-SPEEDUPS = ("speedup_tpot", "speedup_e2e")
+SCHEMA_VERSION = 3
+QUANTITIES = ("speedup", "e2e", "tpot", "ttft", "acceptance")
+VERDICTS = ("equivalent", "differs", "cannot tell")
 
 
 class Interval(TypedDict):
-    """A value and its session-bootstrap interval."""
+    """A value and its 95 % session-bootstrap interval."""
 
-    value: Annotated[float | None, "the point estimate; null when a side has no value"]
-    lo: Annotated[float | None, "interval low; null with too few sessions"]
-    hi: Annotated[float | None, "interval high; null with too few sessions"]
-
-
-class SideBin(TypedDict):
-    """One side of one server in one turn bin (or over all turns)."""
-
-    n_sessions: int
-    n_turns: int
-    ttft_ms: Annotated[Interval, "median time to first token, client side"]
-    tpot_ms: Annotated[Interval, "median (E2E - TTFT) / (output tokens - 1)"]
-    e2e_ms: Annotated[Interval, "median end-to-end latency, client side"]
-    acceptance: Annotated[Interval, "accepted over drafted tokens (server timings); null "
-                          "values when nothing was drafted"]
-    drafted_turns: Annotated[Interval, "share of turns that received a draft"]
-    accepted_per_turn: Annotated[float | None, "mean accepted draft tokens per turn"]
-    prompt_chars_per_token: Annotated[float | None, "sum of prompt characters over sum of "
-                                      "prompt tokens"]
-    prompt_tokens_mean: float | None
-    cached_tokens_mean: Annotated[float | None, "prompt tokens reused from the slot (cache_n)"]
-    output_tokens_mean: float | None
+    value: Annotated[float | None, "the point estimate; null when there is none (acceptance "
+                     "of a server that drafted nothing)"]
+    lo: Annotated[float | None, "interval low"]
+    hi: Annotated[float | None, "interval high"]
 
 
 class Contention(TypedDict):
-    """Foreign CPU (cores) over the run's turns (each turn's own window)."""
+    """Foreign CPU (cores) over a server's turns (each turn's own window)."""
 
     n_turns: int
     median: float | None
@@ -63,131 +48,164 @@ class Contention(TypedDict):
 
 
 class Server(TypedDict):
-    """One run: one server configuration with every side of every session."""
+    """One deployment: one drafter serving one side, alone on its server."""
 
     run_id: str
     drafter: str
     k: int | None
     label: Annotated[str, "the drafter in words"]
+    side: Annotated[str, "real-a, real-b or synthetic-<condition>"]
     machine: Annotated[str, "CPU model and cores (config.json environment)"]
     binary_sha256: Annotated[str, "of the llama-server that measured"]
     complete: bool
     n_errors: int
-    duration_s: Annotated[float | None, "measuring wall time"]
-    first_unix_s: Annotated[int | None, "when the first turn was sent (Unix seconds)"]
-    last_unix_s: Annotated[int | None, "when the last turn was sent (Unix seconds)"]
-    utc_date: str
+    server_starts: Annotated[int, "starts over the run's life (1: never restarted)"]
+    n_turns: Annotated[int, "turns analysed (the stratum's common, quiet turns)"]
+    first_unix_s: Annotated[int | None, "when its first turn was sent (Unix seconds)"]
+    last_unix_s: Annotated[int | None, "when its last turn was sent (Unix seconds)"]
+    places: Annotated[list[int], "rounds in which it came 1st, 2nd, ... of the group's servers"]
     contention: Contention | None
-    sides: Annotated[dict[str, dict[str, SideBin]], "by side, by bin and 'all'"]
-    cache_turn0_max: Annotated[dict[str, int], "by side: the most prompt tokens any first turn "
-                               "reused (the template's opening only, when no side reuses "
-                               "another side's cache)"]
-    cache_turn0_mean: Annotated[dict[str, float | None], "by side: prompt tokens a first turn "
-                                "reused, mean (a shared prefix left in the slot by the previous "
-                                "session shows here)"]
-    real_cache_equal: Annotated[float | None, "share of REAL-B turns that reused exactly as many "
-                                "tokens as the same REAL-A turn"]
+    e2e_ms: Annotated[Interval, "mean end-to-end latency per turn, client side"]
+    tpot_ms: Annotated[Interval, "mean (E2E - TTFT) / (output tokens - 1) per turn"]
+    ttft_ms: Annotated[Interval, "mean time to first token per turn"]
+    acceptance: Annotated[Interval, "accepted over drafted tokens (server timings), pooled "
+                          "over turns"]
+    drafted_turns: Annotated[float, "share of turns that received a draft"]
+    accepted_per_turn: Annotated[float, "mean accepted draft tokens per turn"]
+    prompt_chars_per_token: Annotated[float | None, "sum of prompt characters over sum of "
+                                      "prompt tokens"]
+    cached_tokens_mean: Annotated[float | None, "prompt tokens reused from the slot (cache_n)"]
+    cached_turn0_mean: Annotated[float | None, "the same on first turns only (a prefix kept "
+                                 "from the previous session)"]
 
 
 class Gap(TypedDict):
-    """A synthetic condition (or REAL-B) against REAL-A on one server, in percent."""
+    """One side against REAL-A on one drafter's servers, in one quantity."""
 
-    signed: Annotated[Interval, "100 (side / REAL-A - 1)"]
-    symmetric: Annotated[Interval, "100 (max(a/b, b/a) - 1): the size of the gap either way"]
-
-
-class Comparison(TypedDict):
-    """One side against REAL-A on one server, for every metric, by bin and 'all'."""
-
-    server: str
-    side: Annotated[str, "real-b (the noise floor) or synthetic-<condition>"]
-    metrics: Annotated[dict[str, dict[str, Gap]], "by metric (latencies, and the speedups on "
-                       "drafter servers), by bin and 'all'"]
-
-
-class Headline(TypedDict):
-    """How far a synthetic condition's predicted speedup and TPOT are from REAL's (all turns)."""
-
-    server: str
-    condition: str
-    speedup_real: Annotated[Interval, "no-draft TPOT over drafter TPOT, REAL-A"]
-    speedup_synthetic: Interval
-    speedup_gap: Gap
-    speedup_floor: Gap
-    tpot_gap: Gap
-    tpot_floor: Gap
-    e2e_gap: Gap
-    e2e_floor: Gap
-    beyond_floor: Annotated[dict[str, bool | None], "speedup, tpot, e2e: |gap| above the "
-                            "floor's symmetric point and the interval excludes 0"]
+    drafter: str
+    label: Annotated[str, "the drafter in words"]
+    side: Annotated[str, "the side compared with REAL-A"]
+    quantity: Annotated[str, "speedup, e2e, tpot, ttft or acceptance"]
+    unit: Annotated[str, "'%' (relative: 100 (side / REAL-A - 1)) or 'points' (acceptance: "
+                    "100 (side - REAL-A))"]
+    real: Annotated[Interval, "the quantity on REAL-A (speedup: no draft's E2E over the "
+                    "drafter's; latencies in ms; acceptance as a fraction)"]
+    side_value: Annotated[Interval, "the quantity on the side"]
+    value: Annotated[float | None, "the gap (null: a side without a value)"]
+    ci95: Annotated[list[float | None], "95 % interval of the gap"]
+    ci90: Annotated[list[float | None], "90 % interval (two one-sided tests at 5 %)"]
+    margin: Annotated[float, "the declared margin, in the gap's unit"]
+    p: Annotated[float | None, "two-sided bootstrap p of 'no gap'"]
+    p_holm: Annotated[float | None, "Holm-adjusted over the study's family of synthetic gaps "
+                      "(null for a floor)"]
+    mde: Annotated[float | None, "smallest gap the sessions detect: (z 0.975 + z 0.8) times "
+                   "the gap's bootstrap standard error (5 % two-sided, 80 % power, before the "
+                   "correction)"]
+    verdict: Annotated[str, "equivalent, differs or cannot tell (a floor: equivalent or "
+                       "cannot tell, by its 90 % interval)"]
 
 
-class OrderEffect(TypedDict):
-    """Whichever REAL replay of a session ran second against the first (paired by session)."""
+class Drift(TypedDict):
+    """A drafted server's acceptance by halves of the sessions in the order they were played."""
 
-    server: str
-    tpot_pct: Annotated[Interval, "100 (median TPOT second / first - 1)"]
-    acceptance_diff: Annotated[Interval, "acceptance second - first (pooled over turns)"]
+    drafter: str
+    side: str
+    first: float | None
+    second: float | None
+    diff_points: Annotated[float | None, "100 (second - first)"]
 
 
-class Parameters(TypedDict):
-    """Settings that shape the numbers."""
+class Exact(TypedDict):
+    """REAL-A against REAL-B on one drafter: two servers with identical histories."""
 
-    bootstrap_resamples: int
-    bootstrap_seed: int
-    confidence: float
-    bins: list[str]
-    min_sessions_interval: int
-    mc_batches: Annotated[int, "batches the resamples are split into for the Monte-Carlo error"]
+    drafter: str
+    n_turns: Annotated[int, "turns both recorded (contended ones included)"]
+    n_differ: Annotated[int, "turns whose drafted or accepted token counts differ"]
+    equal: bool
+
+
+class Echo(TypedDict):
+    """Take two's shared server (superseded, kept for this only): a session's REAL replay that
+    ran second against the one that ran first, on one server whose drafter kept state."""
+
+    run_id: Annotated[str, "the superseded run (experiments/runs-realism/_superseded/)"]
+    drafter: str
+    session_set: str
+    concurrency: int
+    n_sessions: int
+    first: Annotated[float | None, "acceptance of the replays that ran first"]
+    second: Annotated[float | None, "acceptance of the replays that ran second (the first "
+                      "one's text already in the server)"]
 
 
 class Protocol(TypedDict):
-    """How the runs were measured (shared by all of them)."""
+    """What a stratum measured."""
 
     session_set: str
-    clip_chars: Annotated[int | None, "transcript rule: each message's first N characters"]
-    max_turns: Annotated[int | None, "turns kept per session, at most"]
-    code_share: Annotated[float | None, "the set keeps only sessions with a code fence in at "
-                          "least this share of their kept turns (null: no such rule)"]
     n_sessions: int
-    turns_per_side: int
-    sides: list[str]
+    turns_per_side: Annotated[int, "turns analysed on every server"]
+    n_turns_dropped: Annotated[int, "(session, turn) pairs dropped from every server: "
+                               "contended on one, or missing on one"]
+    clip_chars: int | None
+    max_turns: int | None
+    code_share: float | None
     n_predict_cap: int
     ctx_size: int
     threads: int
     concurrency: int
     temperature: float
+    n_servers: int
+    n_rounds: int
     chars_per_token_real: float | None
     chars_per_token: Annotated[dict[str, float | None], "by synthetic side, from the plan"]
-    prefix_tokens_max: Annotated[dict[str, int], "by synthetic side, from the plan: the largest "
-                                 "shared system prompt a session got (0: none)"]
+    prefix_tokens_max: Annotated[dict[str, int], "by synthetic side: the largest shared system "
+                                 "prompt a session got (0: none)"]
+    session_order: Annotated[list[str], "session ids in the order every server played them"]
+    dates: list[str]
+    wall_min: Annotated[float, "first turn sent to last, minutes"]
+    machines: list[str]
+    binaries: Annotated[list[str], "llama-server SHA-256 prefixes (12 hex digits)"]
 
 
 class Stratum(TypedDict):
-    """A further stratum: the runs of another session set or another concurrency, analysed on
-    their own (their own sessions, bootstrap and no-draft server), with the main study's fields."""
+    """One interleave group: every drafter and side of one session set and concurrency."""
 
+    key: Annotated[str, "the group's label in the campaign file"]
     protocol: Protocol
-    servers: Annotated[list[Server], "in the order they were measured"]
-    comparisons: list[Comparison]
-    headline: list[Headline]
-    order_effect: list[OrderEffect]
-    mc_error_max: Annotated[float | None, "as the main study's"]
+    servers: list[Server]
+    gaps: list[Gap]
+    floors: Annotated[list[Gap], "REAL-B against REAL-A: the timing floor"]
+    exact: list[Exact]
+    drift: list[Drift]
+
+
+class Parameters(TypedDict):
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    confidence: float
+    equivalence_confidence: Annotated[float, "of the interval a verdict 'equivalent' reads"]
+    alpha: Annotated[float, "family-wise, Holm"]
+    power: Annotated[float, "of the smallest detectable gap"]
+    margins: Annotated[dict[str, float], "declared in the campaign file, per quantity "
+                       "(relative; acceptance in fractions, printed in points)"]
+    campaign: Annotated[str, "the file that declared them"]
+
+
+class Verdicts(TypedDict):
+    n_gaps: int
+    equivalent: int
+    differs: int
+    cannot_tell: int
 
 
 class Realism(TypedDict):
-    """The whole file: the main stratum (one stream, the session set most servers ran) at the
-    top level, the others under ``strata``."""
+    """The whole file."""
 
-    schema_version: Annotated[int, "2 (a reader refuses another)"]
-    protocol: Protocol
-    servers: Annotated[list[Server], "in the order they were measured"]
-    comparisons: list[Comparison]
-    headline: list[Headline]
-    order_effect: list[OrderEffect]
-    mc_error_max: Annotated[float | None, "largest Monte-Carlo standard error of an interval "
-                            "endpoint of the headline, in the endpoint's unit"]
-    strata: Annotated[list[Stratum], "the other strata, by concurrency, then session set"]
+    schema_version: Annotated[int, "3 (a reader refuses another)"]
+    strata: Annotated[list[Stratum], "main (one stream) first, then the others"]
+    pending: Annotated[list[str], "interleave groups of the campaign file not yet measured"]
+    echo: Annotated[list[Echo], "take two's echo: why every side now has its own server"]
+    verdicts: Verdicts
     parameters: Parameters
     warnings: Annotated[list[str], "sorted, one line each"]
 
@@ -203,3 +221,8 @@ def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Realism:
 def read(path: Path, *, error: type[ArtifactError]) -> Realism:
     """Read and validate ``realism.json``; every problem is one line naming the file."""
     return validate(files.read_json(path, error), source=str(path), error=error)
+
+
+def stratum(data: Realism, key: str) -> Stratum | None:
+    """The stratum of interleave group ``key``, if measured."""
+    return next((s for s in data["strata"] if s["key"] == key), None)

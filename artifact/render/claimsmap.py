@@ -57,8 +57,10 @@ def how(runs: Sequence[sources.RunSource], all_runs: Sequence[str]) -> str:
         return "-"
     if runs[0].path.parent == paths.WORKLOAD_RUNS:
         return f"`python -m artifact.campaign {WORKLOAD_CAMPAIGN} --runs-dir DIR`"
-    if runs[0].path.parent == paths.REALISM_RUNS:
-        return f"`python -m artifact.campaign {REALISM_CAMPAIGN} --runs-dir DIR`"
+    if runs[0].path.parent == paths.REALISM_RUNS:  # the interleave group: all its servers
+        groups = sorted({"-".join(r.run_id.split("-")[:2]) for r in runs})
+        some = " ".join(f"--run {g}" for g in groups) + " " if groups else ""
+        return f"`python -m artifact.campaign {REALISM_CAMPAIGN} {some}--runs-dir DIR`"
     if runs[0].path.parent == paths.CORE_RUNS:  # one or two runs by name, else every group
         some = " ".join(f"--run {r}" for r in ids) + " " if len(ids) <= 2 else ""
         return f"`python -m artifact.campaign {CORE_CAMPAIGN} {some}--runs-dir DIR`"

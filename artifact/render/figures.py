@@ -640,22 +640,32 @@ def fig_workload(w: wcontract.Workload) -> Figure:
 
 
 def fig_realism(r: rcontract.Realism) -> Figure:
-    """Each synthetic condition's gap against REAL-A per turn bin: the speedup on each drafter's
-    server, and the TPOT on the no-draft server, over the noise floor."""
-    panels = [(s["run_id"], "speedup_tpot", f"{s['label']}: speedup")
-              for s in r["servers"] if s["drafter"] != "none"]
-    panels += [(s["run_id"], "tpot_ms", f"{s['label']}: TPOT")
-               for s in r["servers"] if s["drafter"] == "none"]
-    fig, axes = _figure(2.6, ncols=max(len(panels), 1))
-    sides = [s for s in r["protocol"]["sides"] if s.startswith("synthetic-")]
+    """Every gap of a synthetic side against REAL-A with its 90 % interval over the declared
+    margin, the floor in grey: a row of panels (speedup, E2E, TPOT, acceptance) per stratum."""
+    from matplotlib.lines import Line2D
+
+    quantities = ("speedup", "e2e", "tpot", "acceptance")
+    strata = r["strata"]
+    n_rows = max(1, len(strata))
+    fig, axes = _figure(2.1 * n_rows + 0.4, ncols=len(quantities), nrows=n_rows)
+    grid = axes if n_rows > 1 else [axes]
+    sides = sorted({g["side"] for s in strata for g in s["gaps"]})
     colours = {s: OKABE_ITO[i % len(OKABE_ITO)] for i, s in enumerate(sides)}
-    axs = list(axes) if len(panels) > 1 else [axes]
-    for ax, (server, metric, title) in zip(axs, panels, strict=False):
-        rrealism.plot_gaps(ax, r, server, metric, colours, title=title)
-    axs[0].set_ylabel("SYNTHETIC vs REAL-A (%)")
-    handles, labels = axs[0].get_legend_handles_labels()
-    if labels:
-        _fig_legend(fig, handles, labels, 4)
+    for row, s in zip(grid, strata, strict=False):
+        for k, (ax, q) in enumerate(zip(row, quantities, strict=True)):
+            title = rrealism.QUANTITY_LABELS[q]
+            if k == 0:
+                title = f"{rrealism.stratum_label(s)}: {title}"
+            rrealism.plot_gaps(ax, s, q, colours, title=title, labels=k == 0)
+    handles: list[Any] = [Line2D([], [], color=colours[s], marker="o", ls="none", ms=4)
+                          for s in sides]
+    labels = [rrealism.side_label(s) for s in sides]
+    handles += [Line2D([], [], color="0.45", marker="o", ls="none", ms=4),
+                Line2D([], [], color="0.3", marker="o", ls="none", ms=4),
+                Line2D([], [], color="0.3", marker="s", ls="none", ms=4),
+                Line2D([], [], color="0.3", marker="o", mfc="white", ls="none", ms=4)]
+    labels += ["floor (REAL-B)", "equivalent", "differs", "cannot tell"]
+    _fig_legend(fig, handles, labels, 4)
     return fig
 
 
@@ -694,7 +704,7 @@ def fig_regime(c: ccontract.Core) -> Figure:
 CORE_FIGURES: dict[str, Callable[[ccontract.Core], Figure]] = {"regime": fig_regime}
 
 
-# One per catalogue figure of realism.json (workload realism, take two).
+# One per catalogue figure of realism.json (workload realism, take three).
 REALISM_FIGURES: dict[str, Callable[[rcontract.Realism], Figure]] = {"realism": fig_realism}
 
 

@@ -223,8 +223,10 @@ def _pandoc(args: list[str], cwd: Path, epoch: int) -> None:
 
 
 def _common(defaults: Path, bib: Path) -> list[str]:
-    # --columns: pipe tables wider than this would get dash-proportional widths and wrap
+    # --columns: pipe tables wider than this would get dash-proportional widths and wrap;
+    # --number-sections: a reader (and a reviewer's comment) can name a section by its number
     return ["--from", "markdown", "--standalone", "--citeproc", "--columns=10000",
+            "--number-sections",
             "--bibliography", str(bib.resolve()), "--metadata-file", str(defaults.resolve())]
 
 

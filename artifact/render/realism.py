@@ -1,8 +1,9 @@
-"""Workload realism, take two: tables, figure and manuscript variables from ``realism.json``.
+"""Workload realism, take three: tables, figure and manuscript variables from ``realism.json``.
 
-``realism.json`` (:mod:`artifact.analysis.realism`) holds, per server (no draft and each drafter)
-and side (REAL-A, REAL-B, each synthetic condition), the medians, acceptance and speedups by turn
-bin with their session-bootstrap intervals, and every side's gaps against REAL-A. This module
+``realism.json`` (:mod:`artifact.analysis.realism`) holds, per stratum, every deployment (one
+drafter serving one side on its own server) with its means and acceptance, every synthetic
+side's gaps against REAL-A with their verdicts against the declared margins, the floor (REAL-B
+against REAL-A), the exact agreement of REAL-A and REAL-B, and the pool's drift. This module
 selects and formats; it estimates nothing. Templates: ``templates/tables/realism*.{md,tex}.j2``.
 """
 
@@ -19,10 +20,12 @@ from artifact.contract import realism as contract
 from artifact.errors import RenderError
 from artifact.render.text import environment, is_missing
 
-TABLES = ("realism", "realism_bins", "realism_mech", "realism_strata")
-GROUPS = (*contract.BINS, contract.ALL)
-METRIC_LABELS = {"speedup_tpot": "speedup (TPOT)", "speedup_e2e": "speedup (E2E)",
-                 "ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
+TABLES = ("realism", "realism_servers", "realism_floor")
+QUANTITY_LABELS = {"speedup": "Speedup", "e2e": "E2E", "tpot": "TPOT", "ttft": "TTFT",
+                   "acceptance": "Acceptance"}
+MARKS = {"equivalent": "=", "differs": "≠", "cannot tell": "?"}
+STRATUM_LABELS = {"r3-main": "chat, 1 stream", "r3-code": "code, 1 stream",
+                  "r3-c5": "chat, 5 streams"}
 
 
 def load(path: Path) -> contract.Realism:
@@ -39,86 +42,75 @@ def side_label(side: str) -> str:
     return side.upper() if side.startswith("real") else side.removeprefix("synthetic-")
 
 
-def _servers(r: contract.Realism | contract.Stratum) -> dict[str, contract.Server]:
-    return {s["run_id"]: s for s in r["servers"]}
+def stratum_label(s: contract.Stratum) -> str:
+    """A stratum in words: its sessions and streams.
 
-
-def headline_context(r: contract.Realism) -> dict[str, Any]:
-    srv = _servers(r)
-    rows = [{"server": srv[h["server"]]["label"], **h} for h in r["headline"]]
-    return {"rows": rows, "confidence": round(100 * r["parameters"]["confidence"]),
-            "n_sessions": r["protocol"]["n_sessions"]}
-
-
-def bins_context(r: contract.Realism) -> dict[str, Any]:
-    srv = _servers(r)
-    rows = []
-    for c in r["comparisons"]:
-        for m in ("speedup_tpot", "tpot_ms", "e2e_ms"):
-            if m not in c["metrics"]:
-                continue
-            rows.append({"server": srv[c["server"]]["label"], "side": side_label(c["side"]),
-                         "floor": c["side"] == "real-b", "metric": METRIC_LABELS[m],
-                         "cells": [c["metrics"][m][g]["signed"] for g in GROUPS]})
-    return {"rows": rows, "groups": GROUPS,
-            "min_sessions": r["parameters"]["min_sessions_interval"]}
-
-
-def mech_context(r: contract.Realism) -> dict[str, Any]:
-    drafters = [s for s in r["servers"] if s["drafter"] != "none"]
-    first = r["servers"][0]
-    rows = []
-    for side in r["protocol"]["sides"]:
-        b = first["sides"][side]
-        rows.append({
-            "side": side_label(side),
-            "cpt": [b[g]["prompt_chars_per_token"] for g in contract.BINS],
-            "cached": b[contract.ALL]["cached_tokens_mean"],
-            "drafters": [{"acceptance": d["sides"][side][contract.ALL]["acceptance"]["value"],
-                          "drafted": d["sides"][side][contract.ALL]["drafted_turns"]["value"],
-                          "per_turn": d["sides"][side][contract.ALL]["accepted_per_turn"]}
-                         for d in drafters]})
-    return {"rows": rows, "bins": contract.BINS, "drafters": [d["label"] for d in drafters]}
-
-
-def stratum_label(p: contract.Protocol) -> str:
-    """A stratum as the paper names it: its session set and its client streams.
-
-    >>> stratum_label({"session_set": "realism-code", "concurrency": 1})
-    'realism-code, 1 stream'
+    >>> stratum_label({"key": "r3-x", "protocol": {"session_set": "realism-code",
+    ...     "concurrency": 5}})
+    'realism-code, 5 streams'
     """
-    n = p["concurrency"]
-    return f"{p['session_set']}, {n} stream{'' if n == 1 else 's'}"
+    if s["key"] in STRATUM_LABELS:
+        return STRATUM_LABELS[s["key"]]
+    n = s["protocol"]["concurrency"]
+    return f"{s['protocol']['session_set']}, {n} stream{'' if n == 1 else 's'}"
 
 
-def stratum_key(p: contract.Protocol) -> str:
-    """A stratum's key in ``v.realism.strata`` (and the claims): set and streams.
-
-    >>> stratum_key({"session_set": "realism", "concurrency": 5})
-    'realism-c5'
-    """
-    return f"{p['session_set']}-c{p['concurrency']}"
+def mark(verdict: str) -> str:
+    return MARKS.get(verdict, "?")
 
 
-def strata_context(r: contract.Realism) -> dict[str, Any]:
-    """The headline of every stratum, the main one first."""
-    rows = []
-    for st in [r, *r["strata"]]:
-        srv = {s["run_id"]: s for s in st["servers"]}
-        sides = {s["run_id"]: s["sides"] for s in st["servers"]}
-        for h in st["headline"]:
-            side = f"synthetic-{h['condition']}"
-            rows.append({**h, "stratum": stratum_label(st["protocol"]),
-                         "server": srv[h["server"]]["label"],
-                         "acc_real": sides[h["server"]]["real-a"][contract.ALL]["acceptance"],
-                         "acc_syn": sides[h["server"]][side][contract.ALL]["acceptance"]})
-    n = sorted({st["protocol"]["n_sessions"] for st in [r, *r["strata"]]})
-    return {"rows": rows, "confidence": round(100 * r["parameters"]["confidence"]),
-            "sessions": " or ".join(str(x) for x in n)}
+def _gap_rows(s: contract.Stratum) -> list[dict[str, Any]]:
+    """One row per (drafter, side): its gaps by quantity."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for g in s["gaps"]:
+        row = rows.setdefault((g["drafter"], g["side"]), {
+            "drafter": short_drafter(g["drafter"]), "side": side_label(g["side"]), "gaps": {}})
+        row["gaps"][g["quantity"]] = g
+    return list(rows.values())
 
 
-CONTEXTS = {"realism": headline_context, "realism_bins": bins_context,
-            "realism_mech": mech_context, "realism_strata": strata_context}
+def verdicts_context(r: contract.Realism) -> dict[str, Any]:
+    p = r["parameters"]
+    return {"strata": [{"label": stratum_label(s), "rows": _gap_rows(s),
+                        "n_sessions": s["protocol"]["n_sessions"]} for s in r["strata"]],
+            "quantities": list(contract.QUANTITIES), "labels": QUANTITY_LABELS,
+            "margins": {q: 100 * m for q, m in p["margins"].items()}, "marks": MARKS,
+            "eq_conf": round(100 * p["equivalence_confidence"]),
+            "alpha": p["alpha"], "n_gaps": r["verdicts"]["n_gaps"]}
+
+
+def servers_context(r: contract.Realism) -> dict[str, Any]:
+    strata = []
+    for s in r["strata"]:
+        speed = {(g["drafter"], g["side"]): g["side_value"] for g in s["gaps"]
+                 if g["quantity"] == "speedup"}
+        speed.update({(g["drafter"], "real-a"): g["real"] for g in s["gaps"]
+                      if g["quantity"] == "speedup"})
+        rows = [{**v, "side_label": side_label(v["side"]), "short": short_drafter(v["drafter"]),
+                 "speedup": speed.get((v["drafter"], v["side"]))} for v in s["servers"]]
+        strata.append({"label": stratum_label(s), "rows": rows})
+    return {"strata": strata, "confidence": round(100 * r["parameters"]["confidence"])}
+
+
+def floor_context(r: contract.Realism) -> dict[str, Any]:
+    strata = []
+    for s in r["strata"]:
+        exact = {e["drafter"]: e for e in s["exact"]}
+        drift = {(d["drafter"], d["side"]): d for d in s["drift"]}
+        rows: dict[str, dict[str, Any]] = {}
+        for f in s["floors"]:
+            row = rows.setdefault(f["drafter"], {"drafter": short_drafter(f["drafter"]),
+                                                 "floors": {},
+                                                 "exact": exact.get(f["drafter"]),
+                                                 "drift": drift.get((f["drafter"], "real-a"))})
+            row["floors"][f["quantity"]] = f
+        strata.append({"label": stratum_label(s), "rows": list(rows.values())})
+    return {"strata": strata, "quantities": ["e2e", "tpot", "ttft"], "labels": QUANTITY_LABELS,
+            "confidence": round(100 * r["parameters"]["confidence"])}
+
+
+CONTEXTS = {"realism": verdicts_context, "realism_servers": servers_context,
+            "realism_floor": floor_context}
 
 
 def render(r: contract.Realism, name: str, fmt: str, templates: Path) -> str:
@@ -138,55 +130,48 @@ def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Pa
 # --- manuscript variables ---------------------------------------------------------------
 
 def variables(r: contract.Realism) -> dict[str, Any]:
-    """What the section's text reads beyond the tables (``v.realism``): selections only. The
-    main stratum's at the top level, each other stratum's under ``strata``."""
-    return {**_stratum_variables(r), "mc_error_max": r["mc_error_max"],
-            "resamples": r["parameters"]["bootstrap_resamples"],
-            "min_sessions": r["parameters"]["min_sessions_interval"],
-            "warnings": r["warnings"],
-            "strata": {stratum_key(st["protocol"]): {
-                **_stratum_variables(st), "label": stratum_label(st["protocol"]),
-                "mc_error_max": st["mc_error_max"]} for st in r["strata"]}}
-
-
-def _stratum_variables(r: contract.Stratum | contract.Realism) -> dict[str, Any]:
-    srv = _servers(r)
-    by_label = {s["drafter"]: s for s in r["servers"]}
-    heads = {f"{h['server']}/{h['condition']}": h for h in r["headline"]}
-    floors, floors_signed = {}, {}
-    for c in r["comparisons"]:
-        if c["side"] == "real-b":
-            floors[c["server"]] = {m: c["metrics"][m][contract.ALL]["symmetric"]
-                                   for m in c["metrics"]}
-            floors_signed[c["server"]] = {m: c["metrics"][m][contract.ALL]["signed"]
-                                          for m in c["metrics"]}
-    dur = [s["duration_s"] for s in r["servers"] if s["duration_s"] is not None]
-    firsts = [s["first_unix_s"] for s in r["servers"] if s["first_unix_s"] is not None]
-    lasts = [s["last_unix_s"] for s in r["servers"] if s["last_unix_s"] is not None]
-    cont = [s["contention"] for s in r["servers"] if s["contention"] is not None]
+    """What the section's text reads beyond the tables (``v.realism``): selections only. Each
+    stratum under its key; gaps as ``gaps["<drafter>/<side>/<quantity>"]``, servers as
+    ``servers["<drafter>/<side>"]``, floors as ``floors["<drafter>/<quantity>"]``."""
+    p = r["parameters"]
     return {
-        "protocol": r["protocol"], "servers": srv, "by_drafter": by_label,
-        "headline": heads, "headline_list": r["headline"], "floors": floors,
-        "floors_signed": floors_signed,
-        "order_effect": {o["server"]: o for o in r["order_effect"]},
-        "measure_min": sum(dur) / 60 if dur else None,
-        "wall_min": (max(lasts) - min(firsts)) / 60 if firsts and lasts else None,
-        "dates": sorted({s["utc_date"] for s in r["servers"] if s["utc_date"]}),
-        "machines": sorted({s["machine"] for s in r["servers"] if s["machine"]}),
-        "binaries": sorted({s["binary_sha256"][:12] for s in r["servers"]
-                            if s["binary_sha256"]}),
+        "strata": {s["key"]: _stratum_variables(s) for s in r["strata"]},
+        "order": [s["key"] for s in r["strata"]], "pending": r["pending"],
+        "verdicts": r["verdicts"], "margins": {q: 100 * m for q, m in p["margins"].items()},
+        "resamples": p["bootstrap_resamples"], "eq_conf": round(100 * p["equivalence_confidence"]),
+        "alpha": p["alpha"], "power": round(100 * p["power"]), "campaign": p["campaign"],
+        # the superseded design's echo on the main sessions at one stream, by drafter
+        "echo": {e["drafter"]: e for e in r["echo"]
+                 if e["session_set"] == "realism" and e["concurrency"] == 1},
+        "warnings": r["warnings"]}
+
+
+def _stratum_variables(s: contract.Stratum) -> dict[str, Any]:
+    gaps = {f"{g['drafter']}/{g['side']}/{g['quantity']}": g for g in s["gaps"]}
+    cont = [v["contention"] for v in s["servers"] if v["contention"] is not None]
+    mdes = [g["mde"] for g in s["gaps"] if g["quantity"] == "speedup" and g["mde"] is not None]
+    by_verdict: dict[str, list[contract.Gap]] = {v: [] for v in contract.VERDICTS}
+    for g in s["gaps"]:
+        by_verdict[g["verdict"]].append(g)
+    return {
+        "label": stratum_label(s), "protocol": s["protocol"],
+        "servers": {f"{v['drafter']}/{v['side']}": v for v in s["servers"]},
+        "drafters": list(dict.fromkeys(v["drafter"] for v in s["servers"])),
+        "labels": {v["drafter"]: v["label"] for v in s["servers"]},
+        "gaps": gaps, "by_verdict": by_verdict,
+        "floors": {f"{f['drafter']}/{f['quantity']}": f for f in s["floors"]},
+        "exact": {e["drafter"]: e for e in s["exact"]},
+        "drift": {f"{d['drafter']}/{d['side']}": d for d in s["drift"]},
+        "mde_speedup_min": min(mdes, default=None), "mde_speedup_max": max(mdes, default=None),
         "contention_max": max((c["max"] for c in cont if c["max"] is not None), default=None),
         "contention_median_max": max((c["median"] for c in cont if c["median"] is not None),
                                      default=None),
         "n_contended": sum(c["n_contended"] for c in cont),
         "n_turns_all": sum(c["n_turns"] for c in cont),
         "threshold": cont[0]["threshold_cores"] if cont else None,
-        "min_bin_sessions": min((b["n_sessions"] for s in r["servers"]
-                                 for side in s["sides"].values()
-                                 for g, b in side.items() if g != contract.ALL), default=0),
-        "max_abs_gap": max((abs(h["speedup_gap"]["signed"]["value"]) for h in r["headline"]
-                            if h["speedup_gap"]["signed"]["value"] is not None), default=None),
-        "n_beyond": sum(1 for h in r["headline"] for v in h["beyond_floor"].values() if v),
+        "restarts": sum(max(0, v["server_starts"] - 1) for v in s["servers"]),
+        "places_spread": max((max(v["places"]) - min(v["places"]) for v in s["servers"]
+                              if v["places"]), default=0),
     }
 
 
@@ -196,41 +181,68 @@ def _f(x: Any) -> float | None:
     return None if is_missing(x) else float(x)
 
 
-def plot_gaps(ax: Axes, r: contract.Realism, server: str, metric: str,
-              colours: dict[str, str], *, title: str = "") -> dict[str, list[float | None]]:
-    """Each synthetic side's gap against REAL-A per bin (points, session-bootstrap intervals),
-    over the noise floor (REAL-B against REAL-A, its symmetric size) shaded around 0. Returns
-    the points drawn, by side."""
-    comps = {c["side"]: c for c in r["comparisons"] if c["server"] == server
-             and metric in c["metrics"]}
-    x = list(range(len(GROUPS)))
-    floor = comps.get("real-b")
-    if floor is not None:
-        for i, g in enumerate(GROUPS):
-            f = _f(floor["metrics"][metric][g]["symmetric"]["value"])
-            if f is not None:
-                ax.fill_between([i - 0.42, i + 0.42], -f, f, color="0.85", lw=0, zorder=0,
-                                label="noise floor (REAL-B vs REAL-A)" if i == 0 else None)
-    ax.axhline(0.0, color="0.3", lw=0.6, zorder=1)
-    syn = [s for s in comps if s.startswith("synthetic-")]
-    drawn: dict[str, list[float | None]] = {}
-    for k, side in enumerate(syn):
-        off = (k - (len(syn) - 1) / 2) * 0.25
-        pts: list[float | None] = []
-        for i, g in enumerate(GROUPS):
-            iv = comps[side]["metrics"][metric][g]["signed"]
-            p, lo, hi = _f(iv["value"]), _f(iv["lo"]), _f(iv["hi"])
-            pts.append(p)
-            if p is None:
-                continue
-            if lo is not None and hi is not None:
-                ax.errorbar([i + off], [p], yerr=[[p - lo], [hi - p]], fmt="none",
-                            ecolor=colours[side], elinewidth=0.9, capsize=1.5, zorder=2)
-            ax.plot([i + off], [p], "o", ms=3.2, color=colours[side], zorder=3,
-                    mfc=colours[side] if lo is not None else "white",
-                    label=side_label(side) if i == 0 else None)
-        drawn[side] = pts
-    ax.set_xticks(x, list(GROUPS))
-    ax.set_xlabel("Turn")
-    ax.set_title(title)
+VERDICT_STYLE = {"equivalent": ("o", True), "differs": ("s", True), "cannot tell": ("o", False)}
+
+
+def row_keys(s: contract.Stratum) -> list[tuple[str, str]]:
+    """The (drafter, side) rows of a stratum's figure panels, top to bottom: each drafter's floor
+    (REAL-B), then its synthetic sides."""
+    keys = {(g["drafter"], g["side"]) for g in [*s["floors"], *s["gaps"]]}
+    drafters = list(dict.fromkeys(v["drafter"] for v in s["servers"]))
+    return sorted(keys, key=lambda k: (drafters.index(k[0]) if k[0] in drafters else 99,
+                                       k[1] != "real-b", k[1]))
+
+
+def plot_gaps(ax: Axes, s: contract.Stratum, quantity: str, colours: dict[str, str], *,
+              title: str = "", labels: bool = True) -> list[tuple[str, float]]:
+    """Each (drafter, side) gap of one quantity as a point with its 90 % interval (the one a
+    verdict of equivalence reads), the floor (REAL-B against REAL-A) in grey, over the declared
+    margin shaded around 0; filled circle: equivalent, square: differs, open: cannot tell. The
+    rows are the stratum's (:func:`row_keys`), so panels of one stratum line up. Returns the
+    (row label, value) pairs drawn, top to bottom."""
+    keys = row_keys(s)
+    got = {(g["drafter"], g["side"]): g for g in [*s["floors"], *s["gaps"]]
+           if g["quantity"] == quantity}
+    drawn: list[tuple[str, float]] = []
+    margin = next((g["margin"] for g in got.values()), None)
+    if margin is not None:
+        ax.axvspan(-margin, margin, color="0.9", lw=0, zorder=0)
+    ax.axvline(0.0, color="0.3", lw=0.6, zorder=1)
+    for i, key in enumerate(keys):
+        g = got.get(key)
+        value = _f(g["value"]) if g is not None else None
+        if g is None or value is None:
+            continue
+        y = len(keys) - 1 - i
+        lo, hi = _f(g["ci90"][0]), _f(g["ci90"][1])
+        c = "0.45" if key[1] == "real-b" else colours.get(key[1], "C0")
+        if lo is not None and hi is not None:
+            ax.plot([lo, hi], [y, y], color=c, lw=1.1, zorder=2)
+        shape, filled = VERDICT_STYLE.get(g["verdict"], ("o", False))
+        ax.plot([value], [y], shape, ms=4, color=c, mfc=c if filled else "white", zorder=3)
+        drawn.append((row_label(key), value))
+    ax.set_yticks(range(len(keys)), [row_label(k) for k in reversed(keys)], fontsize=6.5)
+    ax.tick_params(labelleft=labels)
+    ax.set_ylim(-0.6, len(keys) - 0.4)
+    unit = "points" if quantity == "acceptance" else "%"
+    ax.set_xlabel(f"gap ({unit})")
+    ax.set_title(title, fontsize=8)
     return drawn
+
+
+def row_label(key: tuple[str, str]) -> str:
+    """A figure row: drafter and side.
+
+    >>> row_label(("draft-simple", "real-b"))
+    'draft Q2_K: REAL-B'
+    """
+    return f"{short_drafter(key[0])}: {side_label(key[1])}"
+
+
+def short_drafter(drafter: str) -> str:
+    """A drafter in a figure's row label.
+
+    >>> short_drafter("draft-simple"), short_drafter("none")
+    ('draft Q2_K', 'no draft')
+    """
+    return {"none": "no draft", "draft-simple": "draft Q2_K"}.get(drafter, drafter)

@@ -55,9 +55,10 @@ def report_rows(
                 for r in sources.claim_runs(c.runs, runs_root)]
         rows.append({
             "id": c.id, "quantity": c.quantity, "status": o.status,
-            # break a long dotted path after a dot, not inside a word
+            # break a long dotted path after a dot or a slash, not inside a word
             "quantity_html": Markup("<wbr>").join(
-                escape(p) for p in c.quantity.replace(".", ".\0").split("\0")),
+                escape(p) for p in c.quantity.replace(".", ".\0").replace("/", "/\0")
+                .split("\0")),
             # a qualitative claim's bound may name a quantity: break it after a dot too
             "expected": Markup("<wbr>").join(
                 escape(p) for p in c.describe_expected().replace(".", ".\0").split("\0")),

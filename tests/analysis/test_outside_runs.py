@@ -156,15 +156,15 @@ def test_the_workload_study_refuses(repo: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", [records.CONFIG, records.RESULTS, records.SESSIONS])
 def test_the_realism_study_refuses(repo: Path, tmp_path: Path, name: str) -> None:
     root = repo / "experiments" / "runs-realism"
-    run = root / "realism-none"
-    shutil.copytree(paths.REALISM_RUNS / "realism-none", run)
+    run = root / "r3-main-none-real-a"
+    shutil.copytree(paths.REALISM_RUNS / "r3-main-none-real-a", run)
     away = tmp_path / "elsewhere" / name
     away.parent.mkdir()
     shutil.move(run / name, away)
     (run / name).symlink_to(away)
     with pytest.raises(OutsideError) as err:
         realism.load_runs(root)
-    _refused(err, f"experiments/runs-realism/realism-none/{name}", away)
+    _refused(err, f"experiments/runs-realism/r3-main-none-real-a/{name}", away)
 
 
 def test_the_step_costs_refuse(repo: Path, tmp_path: Path) -> None:

@@ -1,13 +1,14 @@
-"""Workload realism, take two: the analysis of the committed runs, recomputed and perturbed."""
+"""Workload realism, take three: the committed per-side runs, read raw and through the analysis,
+and the analysis perturbed."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from artifact import files, imports, paths, records, warning_classes
@@ -15,17 +16,26 @@ from artifact.analysis import realism as R
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
 
-pytestmark = pytest.mark.skipif(not paths.REALISM_RUNS.is_dir(), reason="no realism runs")
+RUNS = sorted(p for p in paths.REALISM_RUNS.glob("r3-*") if p.is_dir())
+pytestmark = pytest.mark.skipif(not RUNS, reason="no take-three realism runs")
 FAST = Bootstrap(resamples=400, seed=7)
+
+
+def _spec(run: Path) -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads((run / records.CONFIG).read_text())["spec"]
+    return spec
+
+
+def _raw(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(ln) for ln in (run / records.RESULTS).read_text().splitlines() if ln]
 
 
 def test_realism_json_is_what_the_committed_runs_give(tmp_path: Path) -> None:
     out = R.write_realism(paths.REALISM_RUNS, tmp_path / "realism.json")
     got = (tmp_path / "realism.json").read_text(encoding="utf-8")
     assert got == files.dumps_json(R.build_realism(paths.REALISM_RUNS))  # the same bytes again
-    assert out["protocol"]["n_sessions"] == 40 and len(out["servers"]) == 3
-    assert [(st["protocol"]["concurrency"], st["protocol"]["session_set"], len(st["servers"]))
-            for st in out["strata"]] == [(1, "realism-code", 2), (5, "realism", 2)]
+    assert out["strata"][0]["key"] == "r3-main"
+    assert out["strata"][0]["protocol"]["n_sessions"] == 40
     if paths.REALISM.exists():  # after a build: the build's file is this one
         assert got == paths.REALISM.read_text(encoding="utf-8")
 
@@ -34,152 +44,87 @@ def test_the_analysis_does_not_import_the_campaign() -> None:
     assert not any("campaign" in p.parts for p in imports.closure("artifact.analysis.realism"))
 
 
+def test_real_a_and_real_b_accepted_the_same_tokens_on_every_turn_of_every_server() -> None:
+    """Read raw: per stratum and drafter, the two servers that played the same real sessions
+    with identical histories drafted and accepted the same numbers of tokens on every turn."""
+    by: dict[tuple[str, str], dict[str, dict[tuple[str, int], tuple[int, int]]]] = {}
+    for run in RUNS:
+        s = _spec(run)
+        counts = {(r["session_id"], r["turn"]): (r["timings"].get("draft_n") or 0,
+                                                  r["timings"].get("draft_n_accepted") or 0)
+                  for r in _raw(run)}
+        by.setdefault((s["interleave"], s["drafter"]), {})[s["workload"]["play"]] = counts
+    drafted = 0
+    for (group, drafter), sides in by.items():
+        a, b = sides["real-a"], sides["real-b"]
+        assert a.keys() == b.keys(), (group, drafter)
+        assert a == b, (group, drafter, [k for k in a if a[k] != b[k]][:5])
+        drafted += sum(n for n, _ in a.values()) if drafter != "none" else 0
+    assert drafted > 0
+
+
+def test_no_side_is_played_on_a_server_that_has_seen_another_sides_text() -> None:
+    """Each run is its own server (its own log, its own starts) and every turn it planned and
+    sent belongs to its one side."""
+    for run in RUNS:
+        play = _spec(run)["workload"]["play"]
+        planned = {json.loads(ln)["side"] for ln in
+                   (run / records.SESSIONS).read_text().splitlines() if ln}
+        sent = {r["side"] for r in _raw(run)}
+        assert planned == sent == {play}, run.name
+        assert (run / records.SERVER_LOG).stat().st_size > 0
+    by_group = defaultdict(list)
+    for run in RUNS:
+        s = _spec(run)
+        by_group[(s["interleave"], s["drafter"])].append(s["workload"]["play"])
+    for key, sides in by_group.items():
+        assert len(sides) == len(set(sides)), key  # one server per side
+
+
 @pytest.fixture(scope="module")
 def study() -> R.contract.Realism:
     return R.build_realism(paths.REALISM_RUNS, bootstrap=FAST)
 
 
-def test_every_interval_holds_its_point_and_the_floor_is_a_size(
+def test_every_server_of_a_stratum_reads_the_same_turns_and_the_rounds_are_balanced(
         study: R.contract.Realism) -> None:
+    for st in study["strata"]:
+        p = st["protocol"]
+        assert {s["n_turns"] for s in st["servers"]} == {p["turns_per_side"]}
+        for s in st["servers"]:
+            assert len(s["places"]) == p["n_servers"]
+            assert max(s["places"]) - min(s["places"]) <= 2, s["run_id"]  # a Williams design
+        assert all(e["equal"] for e in st["exact"])
+
+
+def test_verdicts_follow_the_declared_margins_and_holm(study: R.contract.Realism) -> None:
+    margins = study["parameters"]["margins"]
     n = 0
-    for c in study["comparisons"]:
-        for by_group in c["metrics"].values():
-            for g in by_group.values():
-                s, y = g["signed"], g["symmetric"]
-                if s["value"] is None:
-                    continue
-                assert y["value"] is not None and y["value"] >= abs(s["value"]) - 1e-9
-                if s["lo"] is not None and s["hi"] is not None:
-                    assert s["lo"] <= s["value"] <= s["hi"]
-                    n += 1
-    assert n > 50
+    for st in study["strata"]:
+        for g in st["gaps"]:
+            n += 1
+            lo, hi = g["ci90"]
+            assert g["margin"] == pytest.approx(100 * margins[g["quantity"]])
+            inside = lo is not None and hi is not None and -g["margin"] < lo and hi < g["margin"]
+            if inside:
+                assert g["verdict"] == "equivalent"
+            elif g["p_holm"] is not None and g["p_holm"] < study["parameters"]["alpha"]:
+                assert g["verdict"] == "differs"
+            else:
+                assert g["verdict"] == "cannot tell"
+            if g["p"] is not None:
+                assert g["p_holm"] is not None and g["p_holm"] >= g["p"] - 1e-12
+            if g["value"] is not None and g["ci95"][0] is not None:
+                assert g["ci95"][0] <= g["ci90"][0] <= g["ci90"][1] <= g["ci95"][1]
+        assert all(f["p_holm"] is None for f in st["floors"])
+    assert n == study["verdicts"]["n_gaps"] == sum(
+        study["verdicts"][k] for k in ("equivalent", "differs", "cannot_tell"))
 
 
-def test_sides_are_paired_and_no_side_reuses_another_sides_cache(
-        study: R.contract.Realism) -> None:
-    p = study["protocol"]
-    assert p["n_sessions"] >= 40 and p["sides"][:2] == ["real-a", "real-b"]
-    for s in study["servers"]:
-        for side, b in s["sides"].items():
-            assert b["all"]["n_sessions"] == p["n_sessions"], (s["run_id"], side)
-        first = s["cache_turn0_max"]  # the template's opening only, on every side
-        assert first["real-a"] == first["real-b"] and max(first.values()) <= 32, first
-        assert s["real_cache_equal"] is not None and s["real_cache_equal"] >= 0.95
-
-
-def test_a_session_missing_on_one_side_is_left_out_with_one_line(tmp_path: Path) -> None:
+def _copy(tmp_path: Path, *names: str) -> Path:
     root = tmp_path / "runs"
-    shutil.copytree(paths.REALISM_RUNS, root)
-    run = root / "realism-none"  # a run of the main stratum
-    lines = (run / records.RESULTS).read_text(encoding="utf-8").splitlines()
-    victim = json.loads(lines[0])
-    keep = [ln for ln in lines if not (json.loads(ln)["session_id"] == victim["session_id"]
-                                       and json.loads(ln)["side"] == victim["side"])]
-    (run / records.RESULTS).write_text("\n".join(keep) + "\n", encoding="utf-8")
-    got = R.build_realism(root, bootstrap=FAST)
-    assert got["protocol"]["n_sessions"] == R.build_realism(
-        paths.REALISM_RUNS, bootstrap=FAST)["protocol"]["n_sessions"] - 1
-    assert any("measured on one side only" in w and victim["session_id"] in w
-               for w in got["warnings"])
-
-
-def test_a_run_of_the_first_design_is_not_a_realism_run() -> None:
-    first = sorted(p for p in paths.WORKLOAD_RUNS.iterdir() if p.is_dir())[0]
-    with pytest.raises(AnalysisError, match=r"config.json: not a realism run's config"):
-        R.load_run(first)
-
-
-def test_the_bootstrap_is_deterministic_and_its_mc_error_small(
-        study: R.contract.Realism) -> None:
-    assert study == R.build_realism(paths.REALISM_RUNS, bootstrap=FAST)
-    d = R.Draws(40, Bootstrap(resamples=8000, seed=1))
-    draws = np.random.default_rng(0).normal(0.0, 10.0, size=8000)
-    assert d.mc_error(draws) < 0.5  # endpoints of a 10-point-wide spread: well below 0.5
-
-
-def test_bins_cut_the_turns() -> None:
-    assert R.bin_index([0, 1, 2, 3, 4, 5]).tolist() == [0, 0, 1, 1, 2, 2]
-
-
-def _restratified(root: Path, run: str, new_id: str, **spec: object) -> None:
-    """A copy of a committed run under ``new_id`` whose recorded spec says ``spec``."""
-    shutil.copytree(paths.REALISM_RUNS / run, root / new_id)
-    cfg = records.read_json(root / new_id / records.CONFIG)
-    cfg["spec"].update(spec, run_id=new_id)
-    (root / new_id / records.CONFIG).write_text(json.dumps(cfg), encoding="utf-8")
-
-
-MAIN_RUNS = ("realism-none", "realism-ngram-mod", "realism-draft-q2k")
-
-
-def test_strata_are_analysed_apart_and_the_main_one_is_one_stream(tmp_path: Path) -> None:
-    root = tmp_path / "runs"
-    root.mkdir()
-    for run in MAIN_RUNS:
-        shutil.copytree(paths.REALISM_RUNS / run, root / run)
-    for run in MAIN_RUNS:  # a concurrency-5 stratum with more servers than the main one
-        _restratified(root, run, f"c5-{run}", concurrency=5)
-    _restratified(root, "realism-ngram-mod", "c5-extra", concurrency=5)
-    _restratified(root, "realism-code-ngram-mod", "code-ngram")  # its own set's sessions
-    got = R.build_realism(root, bootstrap=FAST)
-    main = R.build_realism(paths.REALISM_RUNS, bootstrap=FAST) if all(
-        (paths.REALISM_RUNS / r).is_dir() for r in MAIN_RUNS) else None
-    assert [s["run_id"] for s in got["servers"]] == list(MAIN_RUNS)
-    assert [(s["protocol"]["concurrency"], s["protocol"]["session_set"])
-            for s in got["strata"]] == [(1, "realism-code"), (5, "realism")]
-    code, c5 = got["strata"]
-    assert c5["servers"][0]["run_id"] == "c5-realism-none"  # no draft first
-    assert len(c5["servers"]) == 4 and len(c5["headline"]) == 3 * 2
-    # the same turns give the same numbers in their own stratum as in the main one
-    h_main = {(h["server"], h["condition"]): h for h in got["headline"]}
-    for h in c5["headline"]:
-        if h["server"] != "c5-extra":
-            assert h == {**h_main[(h["server"].removeprefix("c5-"), h["condition"])],
-                         "server": h["server"]}
-    assert code["headline"] == []  # no no-draft server in that stratum: no speedups
-    assert any("stratum realism-code at concurrency 1: no no-draft run" in w
-               for w in got["warnings"])
-    if main is not None:
-        assert {k: v for k, v in got.items() if k not in ("strata", "warnings")} == \
-            {k: v for k, v in main.items() if k not in ("strata", "warnings")}
-
-
-def test_a_stratum_whose_runs_differ_in_sides_is_one_line(tmp_path: Path) -> None:
-    root = tmp_path / "runs"
-    root.mkdir()
-    _restratified(root, "realism-none", "a", concurrency=2)
-    shutil.copytree(paths.REALISM_RUNS / "realism-ngram-mod", root / "b")
-    cfg = records.read_json(root / "b" / records.CONFIG)
-    cfg["spec"]["concurrency"] = 2
-    (root / "b" / records.CONFIG).write_text(json.dumps(cfg), encoding="utf-8")
-    plan = records.read_json(root / "b" / records.WORKLOAD)
-    plan["sides"] = list(reversed(plan["sides"]))
-    (root / "b" / records.WORKLOAD).write_text(json.dumps(plan), encoding="utf-8")
-    with pytest.raises(AnalysisError, match=r"^realism: run b has the sides \["):
-        R.build_realism(root, bootstrap=FAST)
-
-
-def test_the_concurrency_stratum_reuses_the_shared_prompt_and_no_other_sides_cache(
-        study: R.contract.Realism) -> None:
-    [c5] = [st for st in study["strata"] if st["protocol"]["concurrency"] == 5]
-    assert c5["protocol"]["n_sessions"] == 40
-    assert c5["protocol"]["prefix_tokens_max"]["synthetic-prefix"] == 64
-    for s in c5["servers"]:
-        mean, top = s["cache_turn0_mean"], s["cache_turn0_max"]
-        # a prefix side's first turn finds the previous session's system prompt in its slot
-        assert top["synthetic-prefix"] > 64 and mean["synthetic-prefix"] > mean["real-a"] + 3
-        # every other side's first turn reuses the template's opening only
-        assert max(v for k, v in top.items() if k != "synthetic-prefix") <= 32, top
-        assert s["contention"] is not None and s["contention"]["n_contended"] == 0
-
-
-# --- the records' rules: the session lock and the contention window (hardening) ---------------
-
-
-def _copy(tmp_path: Path, *runs: str) -> Path:
-    root = tmp_path / "runs"
-    for run in runs:
-        shutil.copytree(paths.REALISM_RUNS / run, root / run)
+    for name in names:
+        shutil.copytree(paths.REALISM_RUNS / name, root / name)
     return root
 
 
@@ -195,7 +140,78 @@ def _fatal(got: R.contract.Realism) -> list[str]:
     return [f"{warning_classes.classify(w)}: {w}" for w in warning_classes.fatal(got["warnings"])]
 
 
-PAIR = ("realism-none", "realism-ngram-mod")
+FOUR = ("r3-main-none-real-a", "r3-main-none-real-b", "r3-main-ngram-mod-real-a",
+        "r3-main-ngram-mod-real-b")
+
+
+def test_a_contended_turn_is_dropped_from_every_server(tmp_path: Path) -> None:
+    root = _copy(tmp_path, *FOUR)
+    clean = R.build_realism(root, bootstrap=FAST)
+    busy_anywhere = {(r["session_id"], r["turn"]) for run in FOUR for r in _raw(root / run)
+                     if r.get("contended") is not False}
+    victim = next(r for r in _raw(root / FOUR[2])
+                  if (r["session_id"], r["turn"]) not in busy_anywhere)
+
+    def busy(r: dict[str, Any]) -> None:
+        if (r["session_id"], r["turn"]) == (victim["session_id"], victim["turn"]):
+            r["contended"] = True
+
+    _rewrite(root / FOUR[2] / records.RESULTS, busy)
+    got = R.build_realism(root, bootstrap=FAST)
+    p0, p1 = clean["strata"][0]["protocol"], got["strata"][0]["protocol"]
+    assert p1["turns_per_side"] == p0["turns_per_side"] - 1
+    assert p1["n_turns_dropped"] == p0["n_turns_dropped"] + 1
+    assert {s["n_turns"] for s in got["strata"][0]["servers"]} == {p1["turns_per_side"]}
+    assert _fatal(got) == _fatal(clean)
+
+
+def test_a_turn_missing_on_one_server_is_fatal_and_dropped_everywhere(tmp_path: Path) -> None:
+    root = _copy(tmp_path, *FOUR)
+    lines = (root / FOUR[1] / records.RESULTS).read_text().splitlines()
+    (root / FOUR[1] / records.RESULTS).write_text("\n".join(lines[1:]) + "\n")
+    got = R.build_realism(root, bootstrap=FAST)
+    (w,) = _fatal(got)
+    assert w.startswith("one-sided: realism: stratum r3-main: 1 turn(s) measured on one side")
+
+
+def test_margins_come_from_the_campaign_file(tmp_path: Path) -> None:
+    text = paths.REALISM_CAMPAIGN.read_text(encoding="utf-8")
+    wide = tmp_path / "wide.toml"
+    wide.write_text(text.replace("speedup = 0.05", "speedup = 0.9"), encoding="utf-8")
+    root = _copy(tmp_path, *FOUR)
+    got = R.build_realism(root, campaign_file=wide, bootstrap=FAST)
+    sp = [g for g in got["strata"][0]["gaps"] if g["quantity"] == "speedup"]
+    assert sp == []  # four servers: no synthetic side, no synthetic gap
+    floors = [f for f in got["strata"][0]["floors"] if f["quantity"] == "speedup"]
+    assert floors and all(f["margin"] == pytest.approx(90) for f in floors)
+    assert got["parameters"]["margins"]["speedup"] == 0.9
+    none = tmp_path / "none.toml"
+    none.write_text(text.replace("acceptance = 0.05\n", ""), encoding="utf-8")
+    with pytest.raises(AnalysisError, match=r"\[equivalence\]: no margin for acceptance") as e:
+        R.build_realism(root, campaign_file=none, bootstrap=FAST)
+    assert "\n" not in str(e.value)
+
+
+def test_the_groups_not_measured_are_pending(tmp_path: Path) -> None:
+    got = R.build_realism(_copy(tmp_path, *FOUR), bootstrap=FAST)
+    assert got["pending"] == ["r3-code", "r3-c5"]
+
+
+def test_take_two_shows_the_echo_that_take_three_removes(study: R.contract.Realism) -> None:
+    """Issue 28's recomputation of take two: on its shared ngram-mod server of the main stratum
+    the replay that ran second accepted 0.835, the first 0.595; the draft model, without a
+    pool, about the same both times."""
+    echo = {e["run_id"]: e for e in study["echo"]}
+    main = echo["take-two-realism-ngram-mod"]
+    assert round(main["first"], 3) == 0.595 and round(main["second"], 3) == 0.835
+    draft = echo["take-two-realism-draft-q2k"]
+    assert abs(draft["second"] - draft["first"]) < 0.01
+
+
+def test_a_run_of_take_two_is_not_a_per_side_run() -> None:
+    old = paths.REALISM_RUNS / "_superseded" / "take-two-realism-none"
+    with pytest.raises(AnalysisError, match=r"config.json: not a per-side realism run's config"):
+        R.load_run(old)
 
 
 def test_the_committed_runs_raise_no_fatal_warning(study: R.contract.Realism) -> None:
@@ -203,45 +219,25 @@ def test_the_committed_runs_raise_no_fatal_warning(study: R.contract.Realism) ->
 
 
 def test_turns_of_a_session_not_in_the_lock_are_excluded_and_fatal(tmp_path: Path) -> None:
-    """The plan and the records both hold a session the lock does not: an id swapped in
-    (before: its turns were analysed as if locked, without a word)."""
-    root = _copy(tmp_path, *PAIR)
-    clean = R.build_realism(root, bootstrap=FAST)
-    victim = json.loads((root / PAIR[0] / records.RESULTS).read_text().splitlines()[0])
+    root = _copy(tmp_path, *FOUR)
+    victim = _raw(root / FOUR[0])[0]
     sid = victim["session_id"]
-    for run in PAIR:  # renamed everywhere: plan and records agree, only the lock says no
+    for run in FOUR:  # renamed everywhere: plan and records agree, only the lock says no
         for name in (records.RESULTS, records.SESSIONS):
             _rewrite(root / run / name, lambda r: r.update(session_id="XX-not-locked")
                      if r["session_id"] == sid else None)
     got = R.build_realism(root, bootstrap=FAST)
-    assert got["protocol"]["n_sessions"] == clean["protocol"]["n_sessions"] - 1
     fatal = _fatal(got)
-    assert len(fatal) == 2 and all(f.startswith("off-lock: run realism-") for f in fatal)
-    assert "record(s) of a session not in the session lock excluded: " in fatal[0]
+    assert len(fatal) == 4 and all(f.startswith("off-lock: run r3-main-") for f in fatal)
     assert "XX-not-locked" in fatal[0] and "\n" not in fatal[0]
-
-
-def test_a_session_dropped_from_the_lock_is_fatal(tmp_path: Path) -> None:
-    root = _copy(tmp_path, *PAIR)
-    locks = tmp_path / "sessions"
-    shutil.copytree(paths.SESSION_LOCKS, locks)
-    lines = (locks / "realism.txt").read_text(encoding="utf-8").splitlines()
-    dropped = next(ln for ln in lines if ln and not ln.startswith("#"))
-    (locks / "realism.txt").write_text("\n".join(ln for ln in lines if ln != dropped) + "\n",
-                                       encoding="utf-8")
-    got = R.build_realism(root, bootstrap=FAST, locks=locks)
-    assert got["protocol"]["n_sessions"] == 39
-    classes = sorted(f.split(":")[0] for f in _fatal(got))
-    assert classes == ["off-lock"] * 4  # per run: the lock changed, and its turns excluded
-    assert any(f"{dropped}#0" in w and "not in the session lock" in w for w in got["warnings"])
-    assert any("measured under another session lock" in w for w in got["warnings"])
+    assert got["strata"][0]["protocol"]["n_sessions"] == 39
 
 
 def test_a_run_whose_lock_cannot_be_read_is_left_out(tmp_path: Path) -> None:
-    root = _copy(tmp_path, *PAIR)
+    root = _copy(tmp_path, *FOUR[:2])
     locks = tmp_path / "sessions"
     locks.mkdir()
-    with pytest.raises(AnalysisError, match="no realism run to analyse"):
+    with pytest.raises(AnalysisError, match="no per-side realism run to analyse"):
         R.build_realism(root, bootstrap=FAST, locks=locks)
     runs, warnings = R.load_runs(root, locks=locks)
     assert runs == [] and len(warnings) == 2
@@ -249,27 +245,18 @@ def test_a_run_whose_lock_cannot_be_read_is_left_out(tmp_path: Path) -> None:
                for w in warnings)
 
 
-@pytest.mark.parametrize("strip", [
-    lambda r: (r.pop("contention"), r.pop("contended")),  # measured before the fields existed
-    lambda r: r.update(contention={"unavailable": "no /proc on this OS"}, contended=None),
-])
-def test_turns_without_contention_fields_are_a_fatal_warning(tmp_path: Path, strip: Any) -> None:
-    root = _copy(tmp_path, *PAIR)
-    clean = R.build_realism(root, bootstrap=FAST)
+def test_turns_without_contention_fields_are_a_fatal_warning(tmp_path: Path) -> None:
+    root = _copy(tmp_path, *FOUR)
     n = 0
 
-    def change(r: dict[str, Any]) -> None:
+    def strip(r: dict[str, Any]) -> None:
         nonlocal n
-        if r["side"] == "real-b" and r["turn"] == 5 and r["contended"] is False:
-            strip(r)
+        if r["turn"] == 5 and r["contended"] is False:
+            r.pop("contention")
+            r.pop("contended")
             n += 1
 
-    _rewrite(root / PAIR[1] / records.RESULTS, change)
+    _rewrite(root / FOUR[1] / records.RESULTS, strip)
     got = R.build_realism(root, bootstrap=FAST)
     (w,) = _fatal(got)
-    assert w.startswith(f"unknown-contention: run {PAIR[1]}: {n} of ")
-    assert "turn(s) with no contention fields" in w and "analysed as if quiet" in w
-    # analysed as before (as if quiet): only the contention summary loses the turns
-    for a, b in zip(got["servers"], clean["servers"], strict=True):
-        assert a["sides"] == b["sides"]
-    assert got["comparisons"] == clean["comparisons"]
+    assert w.startswith(f"unknown-contention: run {FOUR[1]}: {n} of ")
