@@ -28,6 +28,9 @@ _INLINE_HEADING = re.compile(r"[.!?:)]\s+#{1,6}\s+[A-Z]")
 # pandoc attribute text ({.class}, {#id}) anywhere but at the end of a heading line or right
 # after a span, link, image or code
 _ATTR = re.compile(r"(?<![\])`}])\{[.#][A-Za-z][^}]*\}")
+# a span's attributes escaped into text (a template printed ``[x]{#id .class}`` through the
+# Markdown escaper): pandoc then shows them as written
+_ESCAPED_ATTR = re.compile(r"\\\]\\\{\\?[.#][A-Za-z]")
 # a sentence end glued to the next sentence, or a word glued to an opening parenthesis
 _GLUED = (re.compile(r"[a-z0-9%)\]]\.[A-Z][a-z]{2,}"),
           re.compile(r"[0-9]\((?:[a-z]{3,}\b)"),
@@ -96,8 +99,9 @@ def findings(text: str) -> list[Finding]:
             out.append(Finding(no, "heading inside a line", _near(line, m)))
         # a heading's, caption's or image's own attributes end its line
         body = re.sub(r"\s*\{[.#][^}]*\}\s*$", "", line)
-        if m := _ATTR.search(body):
-            out.append(Finding(no, "attribute text in prose", _near(body, m)))
+        if m := (_ATTR.search(body) or _ESCAPED_ATTR.search(raw)):
+            out.append(Finding(no, "attribute text in prose",
+                               _near(body if _ATTR.search(body) else raw, m)))
         unabbreviated = _ABBREV.sub("", body)
         if m := _GLUED[0].search(unabbreviated):
             out.append(Finding(no, "sentence end glued to the next word", _near(unabbreviated, m)))

@@ -15,6 +15,7 @@ from artifact.render import mdcheck
     ("The end of it.\n# References {.unnumbered}\n", "heading without a blank line before it"),
     ("own text. # References\n", "heading inside a line"),
     ("A sentence with {.unnumbered} inside it.\n", "attribute text in prose"),
+    ("a gap of \\[3.2\\]\\{\\#claim-x-1 .claim\\}% [1.4, 5.2]\n", "attribute text in prose"),
     ("no timing figures.Windows w4, w5\n", "sentence end glued to the next word"),
     ("(1.0% at most).The runs\n", "sentence end glued to the next word"),
     ("in 202(the others differ\n", "word glued to a parenthesis"),
