@@ -6,6 +6,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from artifact import records
 from artifact.analysis.workload import write_workload
@@ -71,3 +72,19 @@ def write_workload_fixture(path: Path) -> Path:
     root = corpus(path.parent / "_workload_runs")
     write_workload(root, path)
     return path
+
+
+def tiny_session_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recipe_toml: str,
+                     extra_ids: tuple[str, ...] = ()) -> None:
+    """A session set ``tiny`` (``recipe_toml``: its recipe table) drawn from the real dataset
+    into ``tmp_path``, its id lock written (with ``extra_ids`` appended), and the session
+    module pointed at both, for the test's duration."""
+    from artifact.workloads import sessions as S
+
+    recipe_file = tmp_path / "session_sets.toml"
+    recipe_file.write_text(recipe_toml)
+    monkeypatch.setattr(S, "SESSION_RECIPES", recipe_file)
+    monkeypatch.setattr(S, "SESSIONS", tmp_path / "sessions")
+    recipe = S.load_recipes(recipe_file)["tiny"]
+    S.write_id_lock(recipe, [*S.select_ids(recipe, S.dataset()), *extra_ids],
+                    S.lock_path("tiny"))

@@ -15,8 +15,8 @@ from artifact.campaign import interleave, quiet
 from artifact.campaign.server import slots
 from artifact.spec import SpecError, load_campaign
 from artifact.workloads import Round, round_servers, rounds
-from artifact.workloads import sessions as S
 from artifact.workloads.sessionplan import PlannedSession, PlannedTurn
+from tests.workload_corpus import tiny_session_set
 
 TOML = """
 [campaign]
@@ -138,13 +138,8 @@ drafter = "none"
 @pytest.mark.server
 def test_a_per_side_group_end_to_end(real_toolchain: tuple[str, str], tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    recipe_file = tmp_path / "session_sets.toml"
-    recipe_file.write_text("[sets.tiny]\nseed = 3\nclip_chars = 160\nmax_turns = 3\n"
-                           "strata = [[3, 9, 2]]\n")
-    monkeypatch.setattr(S, "SESSION_RECIPES", recipe_file)
-    monkeypatch.setattr(S, "SESSIONS", tmp_path / "sessions")
-    recipe = S.load_recipes(recipe_file)["tiny"]
-    S.write_id_lock(recipe, S.select_ids(recipe, S.dataset()), S.lock_path("tiny"))
+    tiny_session_set(tmp_path, monkeypatch, "[sets.tiny]\nseed = 3\nclip_chars = 160\n"
+                     "max_turns = 3\nstrata = [[3, 9, 2]]\n")
     camp = _campaign(tmp_path)
     runs = tmp_path / "runs"
     specs = list(camp.runs)  # type: ignore[attr-defined]

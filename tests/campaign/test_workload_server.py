@@ -17,6 +17,7 @@ from artifact.spec import load_campaign
 from artifact.workloads import sessions as S
 from artifact.workloads import synthetic as Y
 from artifact.workloads.sessionplan import CPT_TOLERANCE, plan_sessions
+from tests.workload_corpus import tiny_session_set
 
 pytestmark = pytest.mark.server
 
@@ -103,14 +104,8 @@ def test_plan_on_the_real_template_keeps_prompt_tokens(tokenizer: ServerTokenize
 
 def test_a_tiny_workload_run_end_to_end(real_toolchain: tuple[str, str], tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    recipe_file = tmp_path / "session_sets.toml"
-    recipe_file.write_text("[sets.tiny]\nseed = 1\nclip_chars = 120\nmax_turns = 3\n"
-                           "strata = [[2, 3, 1]]\n")
-    monkeypatch.setattr(S, "SESSION_RECIPES", recipe_file)
-    monkeypatch.setattr(S, "SESSIONS", tmp_path / "sessions")
-    recipe = S.load_recipes(recipe_file)["tiny"]
-    ids = S.select_ids(recipe, S.dataset())
-    S.write_id_lock(recipe, [*ids, "no-such-id"], S.lock_path("tiny"))
+    tiny_session_set(tmp_path, monkeypatch, "[sets.tiny]\nseed = 1\nclip_chars = 120\n"
+                     "max_turns = 3\nstrata = [[2, 3, 1]]\n", extra_ids=("no-such-id",))
     camp_file = tmp_path / "c.toml"
     camp_file.write_text(TOML)
     camp = load_campaign(camp_file)
