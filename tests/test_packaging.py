@@ -91,6 +91,19 @@ def test_dockerignore_mirrors_gitignore() -> None:
     assert docker == expected
 
 
+def test_no_committed_file_is_ignored() -> None:
+    """A file committed past .gitignore (git add -f) is in a clean clone but not in the image's
+    build context (.dockerignore mirrors .gitignore): the image then builds other bytes."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    proc = subprocess.run([git, "ls-files", "-ci", "--exclude-standard"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    ignored = proc.stdout.split()
+    assert not ignored, (f"{len(ignored)} committed file(s) match .gitignore, so the image's "
+                         f"build context leaves them out; first: {ignored[0]}")
+
+
 def test_dockerfile_base_is_debian_12() -> None:
     text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     base = re.search(r"^ARG BASE=(\S+)$", text, re.M)
