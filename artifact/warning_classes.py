@@ -58,7 +58,7 @@ _LIST = (
                  "the final runs were not all measured on the same build, model or machine"),
     WarningClass("implausible-rates", r"implausible decode rate", False,
                  "decode rates far from their run's median (kept, flagged)"),
-    WarningClass("not-computable", r"not computable, written as null", False,
+    WarningClass("not-computable", r"not computable, written as (null|empty)", False,
                  "a statistic had no data (e.g. no request drafted in a domain)"),
     WarningClass("unreadable-lines", r"unreadable line\(s\) skipped", False,
                  "lines of a JSONL file could not be read (e.g. torn by a crash)"),

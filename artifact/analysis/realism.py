@@ -607,6 +607,9 @@ def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
     result = analyse(runs, margins, groups=groups, bootstrap=bootstrap,
                      campaign=paths.shown(campaign_file))
     result["echo"] = take_two_echo(root / "_superseded")
+    if not result["echo"]:
+        warnings.append(f"realism: echo: no drafted take-two run under "
+                        f"{paths.shown(root / '_superseded')}: not computable, written as empty")
     plain = {k: files.to_plain(v, k) for k, v in result.items() if k != "warnings"}
     plain["warnings"] = sorted(set(warnings + result["warnings"]))
     return contract.validate(plain, source=f"realism analysis of {root}", error=AnalysisError)

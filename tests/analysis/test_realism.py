@@ -208,6 +208,14 @@ def test_take_two_shows_the_echo_that_take_three_removes(study: R.contract.Reali
     assert abs(draft["second"] - draft["first"]) < 0.01
 
 
+def test_without_take_two_runs_the_echo_is_empty_and_says_so(tmp_path: Path) -> None:
+    got = R.build_realism(_copy(tmp_path, *FOUR), bootstrap=FAST)
+    assert got["echo"] == []
+    said = [w for w in got["warnings"] if "echo" in w]
+    assert len(said) == 1 and warning_classes.classify(said[0]) == "not-computable"
+    assert "_superseded" in said[0]
+
+
 def test_a_run_of_take_two_is_not_a_per_side_run() -> None:
     old = paths.REALISM_RUNS / "_superseded" / "take-two-realism-none"
     with pytest.raises(AnalysisError, match=r"config.json: not a per-side realism run's config"):
