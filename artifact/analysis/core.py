@@ -253,6 +253,21 @@ def _rank(cells: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], lis
     return adj, order
 
 
+def machine_of(run: Path, dates: set[str]) -> str:
+    """The machine a run's fingerprint names (CPU model and cores); the day it started is added
+    to ``dates``. A config without a fingerprint names an unknown machine."""
+    try:
+        env = records.read_json(run / records.CONFIG).get("environment")
+    except records.RecordError:
+        env = None
+    if not isinstance(env, dict):
+        return "unknown machine"
+    start = env.get("start_time")
+    if isinstance(start, str) and len(start) >= 10:
+        dates.add(start[:10])
+    return f"{env.get('cpu_model') or 'unknown CPU'} ({env.get('cpu_cores') or '?'} cores)"
+
+
 def build(root: Path = paths.CORE_RUNS,
           predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
     """Every measured (target, task): its cells, control, rankings and predictions, checked
@@ -261,6 +276,8 @@ def build(root: Path = paths.CORE_RUNS,
     groups: list[dict[str, Any]] = []
     left_out: dict[str, int] = {}
     warnings: list[str] = []
+    machines: set[str] = set()
+    dates: set[str] = set()
     if meta is None:
         warnings.append(f"{paths.shown(predictions)}: no predictions file: cells are not judged")
     for target in TARGETS:
@@ -274,6 +291,7 @@ def build(root: Path = paths.CORE_RUNS,
                 path = root / f"{g}-{d}"
                 if (path / records.RESULTS).is_file():
                     runs[d], busy = read_run(path)
+                    machines.add(machine_of(path, dates))
                     if busy:
                         left_out[f"{g}-{d}"] = busy
                 else:
@@ -291,7 +309,7 @@ def build(root: Path = paths.CORE_RUNS,
                            "holm": adj, "separated": order})
     judged = [c for g in groups for c in g["cells"].values() if c["sign_right"] is not None]
     doc = {"schema_version": contract.SCHEMA_VERSION, "groups": groups,
-           "left_out_contended": left_out,
+           "left_out_contended": left_out, "machines": sorted(machines), "dates": sorted(dates),
            "signs_right": sum(1 for c in judged if c["sign_right"]),
            "signs_judged": len(judged), "inside": sum(1 for c in judged if c["inside"]),
            "predictions": meta, "warnings": sorted(warnings)}

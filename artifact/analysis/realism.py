@@ -74,6 +74,7 @@ class SideRun:
     threshold_cores: float
     start_time: str
     machine: str = ""
+    host: dict[str, str | int | None] | None = None
     binary_sha256: str = ""
     problems: list[str] = field(default_factory=list)
 
@@ -104,6 +105,7 @@ def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
         machine = f"{env.get('cpu_model')} ({env.get('cpu_cores')} cores)" \
             if isinstance(env, dict) else ""
         binary = str(env.get("binary_sha256", "")) if isinstance(env, dict) else ""
+        host = env.get("host") if isinstance(env, dict) else None
         session_set = str(spec["prompt_set"])
         recorded = config.get("prompt_set")
         recorded_sha = recorded.get("sha256") if isinstance(recorded, dict) else None
@@ -153,7 +155,15 @@ def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
         complete=metrics.get("complete") is True,
         server_starts=starts if isinstance(starts, int) and not isinstance(starts, bool) else 0,
         threshold_cores=thr, start_time=start, machine=machine, binary_sha256=binary,
-        problems=problems)
+        host=_host(host), problems=problems)
+
+
+def _host(value: Any) -> dict[str, str | int | None] | None:
+    """A recorded extended fingerprint, its values kept where they are strings or integers."""
+    if not isinstance(value, dict):
+        return None
+    return {str(k): v if isinstance(v, str | int) and not isinstance(v, bool) else None
+            for k, v in sorted(value.items())}
 
 
 def load_runs(root: Path, *, locks: Path | None = None) -> tuple[list[SideRun], list[str]]:
@@ -466,6 +476,7 @@ def _protocol(runs: Sequence[SideRun], order: list[str], n_kept: int,
     rounds = {(t.session_id, t.turn) for t in real.turns}
     return contract.Protocol(
         session_set=str(spec["prompt_set"]), n_sessions=len(order),
+        n_sessions_played=len({t.session_id for r in runs for t in r.turns}),
         turns_per_side=n_kept, n_turns_dropped=dropped,
         clip_chars=recipe.clip_chars if recipe else None,
         max_turns=recipe.max_turns if recipe else None,
@@ -483,6 +494,8 @@ def _protocol(runs: Sequence[SideRun], order: list[str], n_kept: int,
         dates=sorted({_date(x) for x in sent}),
         wall_min=(max(sent) - min(sent)) / 60 if sent else 0.0,
         machines=sorted({r.machine for r in runs}),
+        hosts=[dict(h) for h in sorted({tuple(r.host.items()) for r in runs if r.host},
+                                       key=repr)],
         binaries=sorted({r.binary_sha256[:12] for r in runs}))
 
 

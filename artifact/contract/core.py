@@ -15,7 +15,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TARGETS = ("q4_1", "q8_0", "f16")
 TASKS = ("study", "edit")
 DRAFTERS = ("ngram-mod", "ngram-mod-k16", "ngram-simple", "draft-q2k")
@@ -97,10 +97,14 @@ class Predictions(TypedDict):
 class Core(TypedDict):
     """The whole file."""
 
-    schema_version: Annotated[int, "1 (a reader refuses another)"]
+    schema_version: Annotated[int, "2 (a reader refuses another)"]
     groups: Annotated[list[Group], "measured (target, task) groups, targets then tasks in the "
                       "campaign's order"]
     left_out_contended: Annotated[dict[str, int], "by run: contended requests left out"]
+    machines: Annotated[list[str], "the CPU models and core counts its runs' fingerprints name "
+                        "(config.json environment), e.g. \"AMD EPYC (2 cores)\""]
+    dates: Annotated[list[str], "the days its runs started (config.json environment.start_time, "
+                     "UTC)"]
     signs_right: Annotated[int, "drafter cells whose measured mean is on the predicted side of 1"]
     signs_judged: Annotated[int, "drafter cells with a prediction"]
     inside: Annotated[int, "drafter cells whose measured mean is inside the prediction interval"]

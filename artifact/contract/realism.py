@@ -23,7 +23,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 QUANTITIES = ("speedup", "e2e", "tpot", "ttft", "acceptance")
 VERDICTS = ("equivalent", "differs", "cannot tell")
 
@@ -142,7 +142,8 @@ class Protocol(TypedDict):
     """What a stratum measured."""
 
     session_set: str
-    n_sessions: int
+    n_sessions: Annotated[int, "sessions analysed: with at least one turn quiet on every server"]
+    n_sessions_played: Annotated[int, "sessions the servers played, contended ones included"]
     turns_per_side: Annotated[int, "turns analysed on every server"]
     n_turns_dropped: Annotated[int, "(session, turn) pairs dropped from every server: "
                                "contended on one, or missing on one"]
@@ -164,6 +165,9 @@ class Protocol(TypedDict):
     dates: list[str]
     wall_min: Annotated[float, "first turn sent to last, minutes"]
     machines: list[str]
+    hosts: Annotated[list[dict[str, str | int | None]],
+                     "the distinct extended fingerprints of its servers' runs (config.json "
+                     "environment.host, artifact/hostinfo.py); empty when none recorded one"]
     binaries: Annotated[list[str], "llama-server SHA-256 prefixes (12 hex digits)"]
 
 

@@ -136,6 +136,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
                                                    for cell in g["cells"].values())
                           for g in c["groups"]),
         "n_left_out": sum(c["left_out_contended"].values()),
+        "machines": c["machines"], "dates": c["dates"],
         "passes": max((len(cell["repeats"]) for g in c["groups"]
                        for cell in g["cells"].values()), default=0),
         "n_prompts": max((cell["speedup"]["n"] for g in c["groups"]

@@ -222,15 +222,21 @@ def plot_speedup(ax: Axes, summary: Summary) -> Bars:
     return drawn
 
 
+MIN_BAND_REQUESTS = 5  # positions reached by fewer requests get no bootstrap band
+
+
 def plot_positions(
     ax: Axes, curves: Sequence[Curve], *, title: str = "", colours: Sequence[str] = OKABE_ITO,
 ) -> Curves:
     """Acceptance at each draft position with its bootstrap band, one line per run; with one
-    curve, the number of requests behind it is written in the panel."""
+    curve, the number of requests behind it is written in the panel. The band is drawn only at
+    positions that at least :data:`MIN_BAND_REQUESTS` requests reached: a bootstrap over one to
+    a few requests says nothing about their spread."""
     for i, c in enumerate(curves):
         colour = colours[i % len(colours)]
-        ax.fill_between(c.position, c.ci_low, c.ci_high, color=colour, alpha=0.25,
-                        linewidth=0)
+        enough = [not c.n or k >= MIN_BAND_REQUESTS for k in (c.n or c.position)]
+        ax.fill_between(c.position, c.ci_low, c.ci_high, where=enough, color=colour,
+                        alpha=0.25, linewidth=0)
         ax.plot(c.position, c.mean, color=colour, marker="o",
                 markersize=2.5 if len(c.position) <= 16 else 1.0, label=c.label)
     if len(curves) == 1 and curves[0].n:

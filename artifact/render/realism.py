@@ -36,10 +36,13 @@ def load(path: Path) -> contract.Realism:
 def side_label(side: str) -> str:
     """A side as the paper writes it.
 
-    >>> side_label("real-b"), side_label("synthetic-english")
-    ('REAL-B', 'english')
+    >>> side_label("real-b"), side_label("synthetic-english"), side_label("synthetic-recurrent")
+    ('REAL-B', 'English', 'recurrent')
     """
-    return side.upper() if side.startswith("real") else side.removeprefix("synthetic-")
+    if side.startswith("real"):
+        return side.upper()
+    name = side.removeprefix("synthetic-")
+    return "English" if name == "english" else name
 
 
 def stratum_label(s: contract.Stratum) -> str:

@@ -94,17 +94,39 @@ def _breakeven(s: Summary) -> dict[str, Any]:
             "ctx": rows[0]["ctx"] if one else None}
 
 
+def _beyond(fit: Any) -> str | None:
+    """A break-even point outside [0, 1] in words, since an acceptance rate cannot be one: "> 1"
+    (a rising line that reaches the baseline only past alpha = 1: no acceptance pays), "< 0" (a
+    rising line already above the baseline at alpha = 0), "falling" (a line that falls with
+    alpha has no break-even point); None for a point inside [0, 1]."""
+    beta = fit.get("beta")
+    if not is_missing(beta) and beta <= 0:
+        return "falling"
+    if fit["alpha_be"] > 1:
+        return "> 1"
+    if fit["alpha_be"] < 0:
+        return "< 0"
+    return None
+
+
 def fit_short(fit: Any, digits: int = 2) -> Any:
     """A break-even point without its interval, for the narrow domain columns: in parentheses
-    when its interval is wider than [0, 1], an em dash when there is no fit.
+    when its interval is wider than [0, 1], an em dash when there is no fit, in words when it
+    lies outside [0, 1] (:func:`_beyond`).
 
     >>> fit_short({"status": "ok", "alpha_be": 0.4, "alpha_be_ci_low": 0.3,
-    ...            "alpha_be_ci_high": 0.5}), fit_short({"status": "ok", "alpha_be": -0.3,
-    ...            "alpha_be_ci_low": -32.0, "alpha_be_ci_high": 31.0})
-    ('0.40', '(-0.30)')
+    ...            "alpha_be_ci_high": 0.5, "beta": 3.0}), fit_short({"status": "ok",
+    ...            "alpha_be": 0.3, "alpha_be_ci_low": -32.0, "alpha_be_ci_high": 31.0})
+    ('0.40', '(0.30)')
+    >>> fit_short({"status": "ok", "alpha_be": 2.9, "beta": 12.0}), fit_short(
+    ...     {"status": "ok", "alpha_be": -9.1, "beta": -2.0})
+    ('> 1', 'falling')
     """
     if not fit or fit.get("status") != "ok" or is_missing(fit.get("alpha_be")):
         return None
+    beyond = _beyond(fit)
+    if beyond:
+        return beyond
     lo, hi = fit.get("alpha_be_ci_low"), fit.get("alpha_be_ci_high")
     wide = is_missing(lo) or is_missing(hi) or (hi - lo >= 1.0 and lo <= 1.0 and hi >= 0.0)
     text = num(fit["alpha_be"], digits)
@@ -112,16 +134,32 @@ def fit_short(fit: Any, digits: int = 2) -> Any:
 
 
 def fit_text(fit: Any, digits: int = 2) -> Any:
-    """A break-even fit as ``alpha_be [lo, hi]``; a failed fit says why instead of a bare dash.
+    """A break-even fit as ``alpha_be [lo, hi]``; a failed fit says why instead of a bare dash;
+    a point outside [0, 1] is said in words (:func:`_beyond`), with the interval's lower end
+    when the whole interval lies above 1.
 
     >>> fit_text({"status": "too_few_points", "alpha_be": None})
     '— (too few points)'
+    >>> fit_text({"status": "ok", "alpha_be": 2.97, "alpha_be_ci_low": 2.18,
+    ...           "alpha_be_ci_high": 5.47, "beta": 12.6})
+    '> 1 (95% CI from 2.18)'
+    >>> fit_text({"status": "ok", "alpha_be": -0.79, "beta": -2.7})
+    '— (falling line)'
     >>> fit_text(None)
     """
     if not fit:
         return None
     if fit.get("status") != "ok" or is_missing(fit.get("alpha_be")):
         return f"{DASH} ({str(fit.get('status', 'no fit')).replace('_', ' ')})"
+    beyond = _beyond(fit)
+    if beyond == "falling":
+        return f"{DASH} (falling line)"
+    lo = fit.get("alpha_be_ci_low")
+    if beyond == "> 1":
+        return f"> 1 (95% CI from {num(lo, digits)})" if not is_missing(lo) and lo > 1 \
+            else "> 1"
+    if beyond == "< 0":
+        return "< 0"
     return interval(fit["alpha_be"], fit.get("alpha_be_ci_low"), fit.get("alpha_be_ci_high"),
                     digits)
 

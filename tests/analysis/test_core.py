@@ -74,6 +74,27 @@ def test_the_committed_groups_have_every_prompt_in_three_passes_that_agree() -> 
             assert cell["passes_disagree"] == 0, (g["target"], g["task"], d)
 
 
+def test_the_machines_are_what_the_runs_fingerprints_name(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from artifact import paths
+
+    doc = C.build(paths.CORE_RUNS)
+    named = set()
+    for config in paths.CORE_RUNS.glob("*/config.json"):
+        if config.parent.name.split("-")[0] in C.TARGETS:
+            env = json.loads(config.read_text())["environment"]
+            named.add(f"{env['cpu_model']} ({env['cpu_cores']} cores)")
+    assert doc["machines"] == sorted(named) and len(doc["dates"]) >= 1
+    # a run without a fingerprint names an unknown machine rather than failing
+    run = tmp_path / "r"
+    shutil.copytree(paths.CORE_RUNS / "q4_1-edit-none", run)
+    (run / "config.json").write_text('{"spec": {}}')
+    dates: set[str] = set()
+    assert C.machine_of(run, dates) == "unknown machine" and dates == set()
+
+
 @pytest.mark.parametrize(("body", "where"), [
     ("{not json", "not readable as JSON"),
     ('{"cells": 3}', "cells: expected a list"),

@@ -208,6 +208,16 @@ def test_take_two_shows_the_echo_that_take_three_removes(study: R.contract.Reali
     assert abs(draft["second"] - draft["first"]) < 0.01
 
 
+def test_each_stratum_names_the_fingerprints_its_runs_recorded(study: R.contract.Realism
+                                                                ) -> None:
+    for s in study["strata"]:
+        raw = {json.dumps(json.loads((run / records.CONFIG).read_text())["environment"]["host"],
+                          sort_keys=True)
+               for run in RUNS if _spec(run)["interleave"] == s["key"]}
+        assert {json.dumps(h, sort_keys=True) for h in s["protocol"]["hosts"]} == raw
+        assert len(s["protocol"]["hosts"]) == len(raw) >= 1
+
+
 def test_without_take_two_runs_the_echo_is_empty_and_says_so(tmp_path: Path) -> None:
     got = R.build_realism(_copy(tmp_path, *FOUR), bootstrap=FAST)
     assert got["echo"] == []

@@ -63,6 +63,16 @@ def test_positions_curves_and_bands(ax: Axes, summary: model.Summary) -> None:
     assert len(ax.lines) == 2 and len(ax.collections) == 2  # one band per curve
 
 
+
+def test_no_band_where_too_few_requests_reached_the_position(ax: Axes) -> None:
+    """Positions 1-3 reached by 20, 9 and 5 requests get a band; 4 and 5, by 3 and 1, do not."""
+    c = figures.Curve("x", (1, 2, 3, 4, 5), (0.9, 0.8, 0.7, 0.6, 0.5),
+                      (0.8, 0.7, 0.6, 0.0, 0.5), (1.0, 0.9, 0.8, 1.0, 0.5), (20, 9, 5, 3, 1))
+    figures.plot_positions(ax, [c])
+    (band,) = ax.collections
+    xs = {round(float(x), 6) for path in band.get_paths() for x, _ in path.vertices}
+    assert max(xs) == 3.0 and min(xs) == 1.0
+
 def test_breakeven_lines_baseline_and_points(ax: Axes, summary: model.Summary) -> None:
     lines, base = figures.breakeven_lines(summary, None)
     drawn = figures.plot_breakeven(ax, lines, base)
