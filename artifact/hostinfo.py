@@ -39,6 +39,20 @@ _LSCPU = {"L1d cache": "cache_l1d", "L1i cache": "cache_l1i", "L2 cache": "cache
           "Hypervisor vendor": "hypervisor", "CPU max MHz": "cpu_max_mhz"}
 
 
+def machine_name(env: Any) -> str:
+    """A run's machine in words, from its environment: CPU model and cores, the one form every
+    study prints.
+
+    >>> machine_name({"cpu_model": "AMD EPYC", "cpu_cores": 2}), machine_name({})
+    ('AMD EPYC (2 cores)', 'unknown CPU (? cores)')
+    >>> machine_name(None)
+    'unknown machine'
+    """
+    if not isinstance(env, dict):
+        return "unknown machine"
+    return f"{env.get('cpu_model') or 'unknown CPU'} ({env.get('cpu_cores') or '?'} cores)"
+
+
 def flags_hash(flags: str) -> str:
     """The CPU flags as 12 hex digits of the SHA-256 of their sorted, unique set.
 

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from artifact import files, records
+from artifact import files, hostinfo, records
 from artifact.analysis import accsplit_stats as S
 from artifact.analysis import steps as _steps
-from artifact.analysis.accsplit_obs import Obs, observe
+from artifact.analysis.accsplit_obs import Obs, config_label, observe
 from artifact.analysis.logs import pair
 from artifact.analysis.runs import AnalysisError, Run, load_family
 from artifact.contract import accsplit as C
@@ -134,23 +134,41 @@ def _unit_means(obs: Iterable[Obs], unit: Callable[[Obs], Any],
     return [sum(v) / len(v) for _, v in sorted(by.items(), key=lambda kv: str(kv[0]))]
 
 
-def over_prompts(obs: Iterable[Obs], get: Callable[[Obs], float | None], *,
-                 kind: C.Kind) -> C.Interval:
+POSITIVE: S.Range = (0.0, math.inf)  # times, speeds and their ratios
+
+
+def per_round(obs: Sequence[Obs]) -> S.Range | None:
+    """Where accepted tokens per round lie: [0, k] (None when k is unknown)."""
+    k = _depth(obs)
+    return (0.0, float(k)) if k else None
+
+
+def per_round_diff(obs: Sequence[Obs]) -> S.Range | None:
+    """Where a difference of accepted tokens per round lies: [-k, k]."""
+    k = _depth(obs)
+    return (-float(k), float(k)) if k else None
+
+
+def over_prompts(obs: Sequence[Obs], get: Callable[[Obs], float | None], *,
+                 kind: C.Kind, within: S.Range | None = None) -> C.Interval:
     """Per-prompt means of ``get``, Student-t over prompts."""
-    return S.interval(_unit_means(obs, lambda o: o.prompt_id, get), kind=kind, over="prompts")
+    return S.interval(_unit_means(obs, lambda o: o.prompt_id, get), kind=kind, over="prompts",
+                      within=within)
 
 
-def over_windows(obs: Iterable[Obs], get: Callable[[Obs], float | None], *,
-                 kind: C.Kind) -> C.Interval:
+def over_windows(obs: Sequence[Obs], get: Callable[[Obs], float | None], *,
+                 kind: C.Kind, within: S.Range | None = None) -> C.Interval:
     """Per-window means of ``get``, Student-t over windows."""
-    return S.interval(_unit_means(obs, lambda o: o.window, get), kind=kind, over="windows")
+    return S.interval(_unit_means(obs, lambda o: o.window, get), kind=kind, over="windows",
+                      within=within)
 
 
 def pooled_over(obs: Sequence[Obs], unit: Callable[[Obs], Any], over: str) -> C.Interval:
-    """Sum accepted / sum rounds, its interval with ``unit`` as clusters (t-ratio)."""
+    """Sum accepted / sum rounds, its interval with ``unit`` as clusters (t-ratio), within
+    [0, k]."""
     units = [(_sum(o.accepted for o in g), _sum(o.rounds for o in g))
              for g in _group(obs, lambda o: (unit(o),)).values()]
-    return S.ratio_interval(units, kind=S.MEASURED, over=over)
+    return S.ratio_interval(units, kind=S.MEASURED, over=over, within=per_round(obs))
 
 
 def _no_interval(reason: str, *, kind: C.Kind, over: str) -> C.Interval:
@@ -169,12 +187,13 @@ def by_prompt_budget(obs: Sequence[Obs]) -> list[C.PromptBudgetRow]:
         rows.append({
             "config": config, "prompt_id": prompt, "domain": g[0].domain, "budget": budget,
             "accepted_per_round": over_windows(g, lambda o: o.accepted_per_round,
-                                               kind=S.MEASURED),
+                                               kind=S.MEASURED, within=per_round(g)),
             "pooled_accepted_per_round": S.value(_pooled(g), S.MEASURED),
             "draft_depth": S.value(S.ratio(_sum(o.drafted for o in g), _sum(o.rounds for o in g)),
                                    S.MEASURED),
             "per_position": _positions(g),
-            "ms_per_step": over_windows(timed(g), lambda o: o.ms_per_step, kind=S.MEASURED),
+            "ms_per_step": over_windows(timed(g), lambda o: o.ms_per_step, kind=S.MEASURED,
+                                        within=POSITIVE),
             "dates": sorted({o.utc_date for o in g if o.utc_date}),
             "windows": sorted({o.window for o in g if o.window}),
             "runs": sorted({o.run_id for o in g}),
@@ -193,7 +212,8 @@ def by_config(obs: Sequence[Obs]) -> list[C.ConfigRow]:
             "config": config, "budget": budget, "batch": batch, "n_requests": len(g),
             "pooled_accepted_per_round": S.value(_pooled(g), S.MEASURED),
             "pooled_over_prompts": pooled_over(g, lambda o: o.prompt_id, "prompts"),
-            "accepted_per_round": S.interval(per_window, kind=S.MEASURED, over="windows"),
+            "accepted_per_round": S.interval(per_window, kind=S.MEASURED, over="windows",
+                                             within=per_round(g)),
             "per_position": _positions(g),
             "windows": sorted({o.window for o in g if o.window}),
         })
@@ -214,7 +234,8 @@ def by_window(obs: Sequence[Obs]) -> C.ByWindow:
                       "n_requests": len(g),
                       "pooled_accepted_per_round": S.value(_pooled(g), S.MEASURED),
                       "accepted_per_round": over_prompts(g, lambda o: o.accepted_per_round,
-                                                         kind=S.MEASURED)})
+                                                         kind=S.MEASURED,
+                                                         within=per_round(g))})
     spread = [over_windows(g, lambda o: o.accepted_per_round, kind=S.MEASURED)["sd"]
               for g in _group(b1, lambda o: (o.config, o.prompt_id, o.budget)).values()]
     sds = [x for x in spread if x is not None]
@@ -251,7 +272,8 @@ def window_families(obs: Sequence[Obs]) -> list[C.WindowFamily]:
         ps = [S.paired_p(d) for _, _, d in pairs]
         adjusted = S.holm(ps)
         rows: list[C.WindowPair] = [
-            {"a": a, "b": b, "diff": S.interval(d, kind=S.MEASURED, over="prompts"),
+            {"a": a, "b": b, "diff": S.interval(d, kind=S.MEASURED, over="prompts",
+                                                within=per_round_diff(g)),
              "p": p if math.isfinite(p) else None,
              "p_holm": q if math.isfinite(q) else None,
              "differs": math.isfinite(q) and q < ALPHA}
@@ -449,10 +471,12 @@ def acceptance_figures(obs: Sequence[Obs]) -> C.AcceptanceFigures:
             "n_prompts": len({o.prompt_id for o in g}),
             "n_windows": len({o.window for o in g}),
             "pooled": pooled_over(g, lambda o: o.prompt_id, "prompts"),
-            "mean_of_windows": S.interval(per_window, kind=S.MEASURED, over="windows"),
-            "mean_of_prompts": S.interval(per_prompt, kind=S.MEASURED, over="prompts"),
+            "mean_of_windows": S.interval(per_window, kind=S.MEASURED, over="windows",
+                                          within=per_round(g)),
+            "mean_of_prompts": S.interval(per_prompt, kind=S.MEASURED, over="prompts",
+                                          within=per_round(g)),
             "mean_of_requests": over_prompts(g, lambda o: o.accepted_per_round,
-                                             kind=S.MEASURED),
+                                             kind=S.MEASURED, within=per_round(g)),
         })
     return {"headline": "pooled", "definitions": dict(FIGURE_DEFINITIONS), "rows": rows}
 
@@ -524,7 +548,7 @@ def batch_split(obs: Sequence[Obs]) -> list[C.BatchRow]:
                 if not quiet:
                     return _no_interval("window not quiet: timings not used",
                                         kind=S.MEASURED, over="prompts")
-                return over_prompts(t, get, kind=S.MEASURED)
+                return over_prompts(t, get, kind=S.MEASURED, within=POSITIVE)
 
             rows.append({
                 "config": config, "budget": budget, "batch": batch, "window": w,
@@ -532,7 +556,7 @@ def batch_split(obs: Sequence[Obs]) -> list[C.BatchRow]:
                 "pooled_accepted_per_round": S.value(
                     _pooled(g) if g[0].drafter != "none" else math.nan, S.MEASURED),
                 "accepted_per_round": over_prompts(g, lambda o: o.accepted_per_round,
-                                                   kind=S.MEASURED),
+                                                   kind=S.MEASURED, within=per_round(g)),
                 "per_position": _positions(g),
                 "quiet": quiet,
                 "server_tok_per_s": speed(_server_tok_s),
@@ -550,7 +574,7 @@ def _speedup(drafts: Sequence[Obs], control: Sequence[Obs]) -> C.Interval:
                                  _unit_means(drafts, lambda o: o.prompt_id, _server_tok_s),
                                  strict=False)}
     return S.interval([mine[p] / base[p] for p in sorted(set(mine) & set(base))
-                       if base[p] > 0], kind=S.MEASURED, over="prompts")
+                       if base[p] > 0], kind=S.MEASURED, over="prompts", within=POSITIVE)
 
 
 def batch_contrasts(obs: Sequence[Obs]) -> list[C.BatchContrast]:
@@ -583,7 +607,8 @@ def batch_contrasts(obs: Sequence[Obs]) -> list[C.BatchContrast]:
                         if not has else f"{w} not quiet: timings not used")
                 out.append({
                     "config": config, "budget": budget, "window": w, "batch": b,
-                    "acceptance_diff": S.interval(diffs, kind=S.MEASURED, over="prompts"),
+                    "acceptance_diff": S.interval(diffs, kind=S.MEASURED, over="prompts",
+                                                  within=per_round_diff(g)),
                     "has_control": has,
                     "speedup": _speedup(timed(at_b), timed(ctrl_b)) if has and quiet else None,
                     "speedup_b1": (_speedup(timed(one), timed(ctrl_1))
@@ -631,9 +656,12 @@ def shift(obs: Sequence[Obs], *, config: str, a: str, b: str, short: int,
         "a_short": mean_cell("a_short"), "b_short": mean_cell("b_short"),
         "b_long": mean_cell("b_long"),
         "windows": sorted({str(u[0]) for u in units}),
-        "prompt_step": S.interval(diffs("a_short", "b_short"), kind=S.MEASURED, over="windows"),
-        "length_step": S.interval(diffs("b_short", "b_long"), kind=S.MEASURED, over="windows"),
-        "total": S.interval(diffs("a_short", "b_long"), kind=S.MEASURED, over="windows"),
+        "prompt_step": S.interval(diffs("a_short", "b_short"), kind=S.MEASURED, over="windows",
+                                  within=per_round_diff(b1)),
+        "length_step": S.interval(diffs("b_short", "b_long"), kind=S.MEASURED, over="windows",
+                                  within=per_round_diff(b1)),
+        "total": S.interval(diffs("a_short", "b_long"), kind=S.MEASURED, over="windows",
+                            within=per_round_diff(b1)),
     }
 
 
@@ -654,6 +682,15 @@ class Loaded:
     load: dict[str, C.WindowLoad] = dataclasses.field(default_factory=dict)
 
 
+def set_aside_condition(run: Run) -> str:
+    """A run's condition in words, for prose: ``ngram-mod k=4 at batch 1, 128-token answers,
+    window w1``."""
+    windows = sorted({r.window for r in run.records if r.window})
+    where = f", window {', '.join(windows)}" if windows else ""
+    return (f"{config_label(run.desc)} at batch {run.desc.concurrency}, "
+            f"{run.desc.n_predict}-token answers{where}")
+
+
 def _recorded(r: records.Result) -> bool:
     return r.contention is not None and "unavailable" not in r.contention
 
@@ -666,8 +703,7 @@ def _foreign_cores(r: records.Result) -> float | None:
 
 def machine(run: Run) -> str:
     """The machine a run measured on, as its fingerprint names it: CPU model and cores."""
-    env = run.desc.environment
-    return f"{env.get('cpu_model') or 'unknown CPU'}, {env.get('cpu_cores') or '?'} cores"
+    return hostinfo.machine_name(run.desc.environment)
 
 
 def _per_window(runs: Sequence[Run], get: Callable[[Run], str | None]) -> dict[str, set[str]]:
@@ -765,7 +801,8 @@ def load(runs_root: Path, keep: Mapping[str, frozenset[str] | None] | None = Non
             why = (f"{run.desc.drafter} keeps state across requests and its server started "
                    f"{run.measured_starts} times while the run measured: the requests after a "
                    "restart drafted from an emptied pool")
-            set_aside.append({"run_id": run.desc.run_id, "reason": why})
+            set_aside.append({"run_id": run.desc.run_id, "reason": why,
+                              "condition": set_aside_condition(run)})
             warnings.append(f"run {run.desc.run_id}: set aside from the acceptance-split "
                             f"statistics: {why}")
             continue
@@ -814,7 +851,7 @@ def protocol(loaded: Loaded) -> C.Protocol:
                  "no_draft_ms_per_token": S.interval(
                      [x.ms_per_step for x in batch1(loaded.obs)
                       if x.window == w and x.drafter == "none"],
-                     kind=S.MEASURED, over="requests"),
+                     kind=S.MEASURED, over="requests", within=POSITIVE),
                  "load": loads.get(w, {"quiet": False, "source": "none", "n_requests": 0,
                                        "n_contended": 0, "other_machine": False,
                                        "foreign_cores_median": None,

@@ -5,8 +5,11 @@ arrival times as recorded) or ``estimated`` (derived from the client's view of t
 a difference of group means standing in for a quantity nobody counted). Every interval names
 its units (``over``: prompts, windows, requests) and its method (``t``: Student-t over one
 value per unit; ``t-ratio``: a ratio of sums, the delta method with the units as clusters and
-t with n - 1 degrees of freedom). An interval over fewer than two units is ``null`` with the
-reason, never a zero-width interval.
+t with n - 1 degrees of freedom). An interval over fewer than three units is ``null`` with the
+reason (over two, Student-t has one degree of freedom and a half-width of 12.7 standard errors:
+no information), never a zero-width interval. A quantity with a range (accepted tokens per round
+lie in [0, k], their differences in [-k, k], times above 0) gets its interval intersected with
+that range, which keeps the coverage, and none when the interval covers the whole range.
 
 Units: the requests of one prompt share its text and, across budgets, seed and prefix, so
 they are not independent; where requests share a prompt the prompt is the unit (its requests
@@ -27,6 +30,8 @@ from artifact.contract.accsplit import Friedman, Interval, Kind, Value
 MEASURED: Kind = "measured"
 ESTIMATED: Kind = "estimated"
 CONFIDENCE = 0.95
+MIN_UNITS = 3  # fewer units get no interval (t with one degree of freedom says nothing)
+Range = tuple[float, float]
 
 
 def value(x: float | None, kind: Kind) -> Value:
@@ -38,16 +43,23 @@ def value(x: float | None, kind: Kind) -> Value:
     return Value(value=None if x is None or not math.isfinite(x) else float(x), kind=kind)
 
 
-def interval(xs: Sequence[float | None], *, kind: Kind, over: str,
+def interval(xs: Sequence[float | None], *, kind: Kind, over: str, within: Range | None = None,
              confidence: float = CONFIDENCE) -> Interval:
-    """n, mean, sd and the t-interval of the mean of the finite values of ``xs``.
+    """n, mean, sd and the t-interval of the mean of the finite values of ``xs``, intersected
+    with ``within`` (where the quantity lies) when given.
 
     >>> iv = interval([1.0, 2.0, 3.0], kind=MEASURED, over="windows")
     >>> iv['n'], iv['mean'], iv['sd'], round(iv['low'], 4), round(iv['high'], 4)
     (3, 2.0, 1.0, -0.4841, 4.4841)
-    >>> one = interval([2.5], kind=MEASURED, over="windows")
-    >>> one['n'], one['mean'], one['low'], one['high'], one['ci_reason']
-    (1, 2.5, None, None, 'fewer than two independent windows')
+    >>> cut = interval([1.0, 2.0, 3.0], kind=MEASURED, over="windows", within=(0.0, 10.0))
+    >>> cut['low'], round(cut['high'], 4)
+    (0.0, 4.4841)
+    >>> wide = interval([0.0, 4.0, 0.0], kind=MEASURED, over="windows", within=(0.0, 4.0))
+    >>> wide['low'], wide['ci_reason']
+    (None, 'the 95% interval covers the whole range [0, 4]')
+    >>> two = interval([1.0, 2.0], kind=MEASURED, over="windows")
+    >>> two['n'], two['mean'], round(two['sd'], 4), two['low'], two['ci_reason']
+    (2, 1.5, 0.7071, None, 'fewer than three independent windows')
     >>> interval([None], kind=ESTIMATED, over="runs")['ci_reason']
     'no value'
     """
@@ -57,18 +69,19 @@ def interval(xs: Sequence[float | None], *, kind: Kind, over: str,
         return Interval(n=0, mean=None, sd=None, low=None, high=None, ci_reason="no value",
                         kind=kind, over=over, method="t")
     mean = float(arr.mean())
-    if n < 2:
-        return Interval(n=1, mean=mean, sd=None, low=None, high=None,
-                        ci_reason=f"fewer than two independent {over}", kind=kind, over=over,
+    sd = float(arr.std(ddof=1)) if n >= 2 else None
+    if n < MIN_UNITS:
+        return Interval(n=n, mean=mean, sd=sd, low=None, high=None,
+                        ci_reason=f"fewer than three independent {over}", kind=kind, over=over,
                         method="t")
-    sd = float(arr.std(ddof=1))
     lo, hi = stats.t_interval(arr, confidence=confidence)
-    return Interval(n=n, mean=mean, sd=sd, low=lo, high=hi, ci_reason=None, kind=kind,
-                    over=over, method="t")
+    iv = Interval(n=n, mean=mean, sd=sd, low=lo, high=hi, ci_reason=None, kind=kind,
+                  over=over, method="t")
+    return bounded(iv, within, confidence) if within is not None else iv
 
 
 def ratio_interval(units: Sequence[tuple[float, float]], *, kind: Kind, over: str,
-                   confidence: float = CONFIDENCE) -> Interval:
+                   within: Range | None = None, confidence: float = CONFIDENCE) -> Interval:
     """The pooled ratio ``sum a / sum b`` over units ``(a, b)``, with the delta-method
     interval that treats each unit as a cluster: ``z_i = (a_i - R b_i) / mean(b)``, standard
     error ``sd(z) / sqrt(n)``, Student-t with n - 1 degrees of freedom. ``sd`` is that of
@@ -79,6 +92,8 @@ def ratio_interval(units: Sequence[tuple[float, float]], *, kind: Kind, over: st
     (2.6666666666666665, 't-ratio', 1.8386, 3.4947)
     >>> ratio_interval([(1.0, 0.0)], kind=MEASURED, over="prompts")['ci_reason']
     'no value'
+    >>> ratio_interval([(1.0, 1.0), (2.0, 1.0)], kind=MEASURED, over="prompts")['ci_reason']
+    'fewer than three independent prompts'
     """
     pairs = [(float(a), float(b)) for a, b in units
              if math.isfinite(a) and math.isfinite(b) and b > 0]
@@ -89,15 +104,16 @@ def ratio_interval(units: Sequence[tuple[float, float]], *, kind: Kind, over: st
     a = np.asarray([p[0] for p in pairs])
     b = np.asarray([p[1] for p in pairs])
     r = float(a.sum() / b.sum())
-    if n < 2:
-        return Interval(n=1, mean=r, sd=None, low=None, high=None,
-                        ci_reason=f"fewer than two independent {over}", kind=kind, over=over,
-                        method="t-ratio")
     z = (a - r * b) / float(b.mean())
-    sd = float(z.std(ddof=1))
+    sd = float(z.std(ddof=1)) if n >= 2 else None
+    if sd is None or n < MIN_UNITS:
+        return Interval(n=n, mean=r, sd=sd, low=None, high=None,
+                        ci_reason=f"fewer than three independent {over}", kind=kind, over=over,
+                        method="t-ratio")
     half = float(sps.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
-    return Interval(n=n, mean=r, sd=sd, low=r - half, high=r + half, ci_reason=None,
-                    kind=kind, over=over, method="t-ratio")
+    iv = Interval(n=n, mean=r, sd=sd, low=r - half, high=r + half, ci_reason=None,
+                  kind=kind, over=over, method="t-ratio")
+    return bounded(iv, within, confidence) if within is not None else iv
 
 
 def clipped(iv: Interval, low: float, high: float) -> tuple[Interval, bool]:
@@ -113,6 +129,27 @@ def clipped(iv: Interval, low: float, high: float) -> tuple[Interval, bool]:
         return iv, False
     nlo, nhi = min(max(lo, low), high), min(max(hi, low), high)
     return Interval(**{**iv, "low": nlo, "high": nhi}), (nlo, nhi) != (lo, hi)
+
+
+def bounded(iv: Interval, within: Range, confidence: float = CONFIDENCE) -> Interval:
+    """``iv`` intersected with ``within``, the range its quantity lies in (the intersection of a
+    confidence interval with the parameter space keeps its coverage), or no interval when it
+    covers the whole range: such an interval says nothing the range did not.
+
+    >>> iv = Interval(n=5, mean=0.5, sd=1.0, low=-0.7, high=1.7, ci_reason=None,
+    ...               kind=MEASURED, over="windows", method="t")
+    >>> cut = bounded(iv, (0.0, 4.0))
+    >>> cut['low'], cut['high']
+    (0.0, 1.7)
+    """
+    cut, _ = clipped(iv, *within)
+    lo, hi = cut["low"], cut["high"]
+    if lo is not None and hi is not None and lo <= within[0] and hi >= within[1]:
+        pct = f"{100 * confidence:g}%"
+        return Interval(**{**cut, "low": None, "high": None,
+                           "ci_reason": f"the {pct} interval covers the whole range "
+                                        f"[{within[0]:g}, {within[1]:g}]"})
+    return cut
 
 
 def paired_p(diffs: Sequence[float | None]) -> float:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import files, paths, records
+from artifact import files, hostinfo, paths, records
 from artifact.contract import core as contract
 from artifact.errors import AnalysisError, cli
 
@@ -260,12 +260,11 @@ def machine_of(run: Path, dates: set[str]) -> str:
         env = records.read_json(run / records.CONFIG).get("environment")
     except records.RecordError:
         env = None
-    if not isinstance(env, dict):
-        return "unknown machine"
-    start = env.get("start_time")
-    if isinstance(start, str) and len(start) >= 10:
-        dates.add(start[:10])
-    return f"{env.get('cpu_model') or 'unknown CPU'} ({env.get('cpu_cores') or '?'} cores)"
+    if isinstance(env, dict):
+        start = env.get("start_time")
+        if isinstance(start, str) and len(start) >= 10:
+            dates.add(start[:10])
+    return hostinfo.machine_name(env)
 
 
 def build(root: Path = paths.CORE_RUNS,

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from artifact import files, paths, records, sessionsets
+from artifact import files, hostinfo, paths, records, sessionsets
 from artifact.analysis import validate
 from artifact.analysis.accsplit_stats import holm
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
@@ -102,8 +102,7 @@ def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
         k = spec["k"] if isinstance(spec["k"], int) else None
         env = config.get("environment")
         start = str(env.get("start_time", "")) if isinstance(env, dict) else ""
-        machine = f"{env.get('cpu_model')} ({env.get('cpu_cores')} cores)" \
-            if isinstance(env, dict) else ""
+        machine = hostinfo.machine_name(env) if isinstance(env, dict) else ""
         binary = str(env.get("binary_sha256", "")) if isinstance(env, dict) else ""
         host = env.get("host") if isinstance(env, dict) else None
         session_set = str(spec["prompt_set"])
@@ -371,11 +370,15 @@ def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
         drift=[_drift(r, analysed[r.run_id], order) for r in
                sorted(runs, key=lambda r: (_drafter_rank(r), _side_rank(r.side)))
                if r.drafter != "none"])
+    streams = stratum["protocol"]["concurrency"]
     for e in stratum["exact"]:
         if not e["equal"]:
+            why = ("two servers with identical histories should not" if streams == 1 else
+                   f"at {streams} streams what a server drafts depends on how it batches the "
+                   "requests that arrive together: acceptance has a floor, REAL-B against REAL-A")
             warnings.append(f"realism: stratum {key}: drafter {e['drafter']}: REAL-A and REAL-B "
                             f"accepted differently on {e['n_differ']} of {e['n_turns']} turns "
-                            "(two servers with identical histories should not)")
+                            f"({why})")
     return StratumDraft(stratum=stratum, gaps=gaps)
 
 

@@ -17,7 +17,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Kind = Literal["measured", "estimated"]
 
@@ -40,7 +40,9 @@ class Interval(TypedDict):
                     "(t-ratio)"]
     sd: Annotated[float | None, "sample standard deviation of the units' values (t-ratio: of "
                   "the linearised values); null when n < 2"]
-    low: Annotated[float | None, "null when n < 2 (never a zero-width interval)"]
+    low: Annotated[float | None, "null when n < 3 (never a zero-width interval); cut to the "
+                   "quantity's range (accepted per round: [0, k], their differences: [-k, k], "
+                   "times and speeds: above 0), null when it would cover all of it"]
     high: float | None
     ci_reason: Annotated[str | None, "why there is no interval; null when there is one"]
     kind: Kind
@@ -107,6 +109,8 @@ class SetAside(TypedDict):
 
     run_id: str
     reason: str
+    condition: Annotated[str, "the run's condition in words (drafter, batch, answer budget, "
+                         "window)"]
 
 
 class StepRule(TypedDict):

@@ -106,7 +106,7 @@ def compute(a: acc.AccSplit) -> dict[str, Any]:
                            for w, i in sorted(p["windows"].items())
                            if i["load"]["foreign_cores_median"] is not None},
         "n_contended": sum(i["load"]["n_contended"] for i in p["windows"].values()),
-        "set_aside": [x["run_id"] for x in p["set_aside"]],
+        "set_aside": [x["condition"] for x in p["set_aside"]],
         "figure_definitions": a["acceptance_figures"]["definitions"],
         "headline": a["acceptance_figures"]["headline"],
         "wall_min_total": (p["wall_s_total"]["value"] or 0.0) / 60.0,

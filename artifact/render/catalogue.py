@@ -43,7 +43,7 @@ TABLE_NAMES = tuple(e.name for e in TABLES)
 FIGURE_NAMES = tuple(e.name for e in FIGURES)
 
 TABLE_FORMATS = ("md", "tex")  # pandoc pipe table (HTML, Typst), booktabs float (LaTeX)
-FIGURE_FORMATS = ("png", "pdf")  # raster for HTML and Typst, vector for LaTeX
+FIGURE_FORMATS = ("png", "pdf", "svg")  # raster for HTML; vector: PDF for LaTeX, SVG for Typst
 FIGURE_DPI = 600
 PAPER_FORMATS = ("latex", "html", "typst")  # one intermediate paper.<fmt>.md each
 LATEX_ENGINES = ("pdflatex", "xelatex", "lualatex")  # the first on PATH makes the PDF

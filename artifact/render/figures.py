@@ -79,6 +79,7 @@ STYLE: dict[str, Any] = {
 }
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 PDF_METADATA: dict[str, str | None] = {"Creator": None, "Producer": None, "CreationDate": None}
+SVG_METADATA: dict[str, str | None] = {"Date": None, "Creator": None}
 
 
 # --- what the plot functions draw --------------------------------------------------------
@@ -527,7 +528,6 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
     high: dict[str, tuple[float | None, ...]] = {}
     ns: dict[str, tuple[int, ...]] = {}
     width = 0.8 / max(len(configs), 1)
-    clipped: list[tuple[float, float, float, str]] = []
     for ci, config in enumerate(configs):
         ivs = [by.get((config, p)) for p in prompts]
         mean[config] = tuple(iv["mean"] if iv else None for iv in ivs)
@@ -542,18 +542,12 @@ def plot_acc_prompts(ax: Axes, rows: Sequence[acc.PromptBudgetRow], *, budget: i
             y = pi + (ci - (len(configs) - 1) / 2) * width
             if lo is not None and hi is not None:
                 ax.plot([lo, hi], [y, y], color=colour, linewidth=1.0)
-                clipped.append((lo, hi, y, colour))
             ax.plot([m], [y], "o", color=colour, markersize=3.0,
                     label=config if pi == next(i for i, v in enumerate(mean[config])
                                                if v is not None) else None)
     k = max((len(r["per_position"]) for r in cells), default=0)
-    if k:  # accepted per round lies in [0, k]; wider intervals are cut there, with an arrow
+    if k:  # accepted per round lies in [0, k]; the analysis cuts its intervals there
         ax.set_xlim(0.0, float(k))
-        for lo, hi, y, colour in clipped:
-            for end, at, marker in ((lo, 0.0, "<"), (hi, float(k), ">")):
-                if (end < at) if marker == "<" else (end > at):
-                    ax.plot([at], [y], marker=marker, color=colour, markersize=4.0,
-                            clip_on=False)
     ax.set_yticks(range(len(prompts)))
     ax.set_yticklabels(list(prompts))
     ax.invert_yaxis()
@@ -721,16 +715,17 @@ WORKLOAD_FIGURES: dict[str, Callable[[wcontract.Workload], Figure]] = {
 
 
 def save(fig: Figure, stem: Path, *, dpi: int = DPI) -> list[Path]:
-    """Write ``stem.png`` (600 dpi) and ``stem.pdf`` (vector), with no timestamps."""
+    """Write ``stem.png`` (600 dpi), ``stem.pdf`` and ``stem.svg`` (vector: LaTeX takes the PDF,
+    Typst the SVG), with no timestamps."""
     stem.parent.mkdir(parents=True, exist_ok=True)
-    png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
+    png, pdf, svg = (stem.with_suffix(f".{ext}") for ext in ("png", "pdf", "svg"))
     for path, kw in ((png, {"dpi": dpi, "metadata": PNG_METADATA}),
-                     (pdf, {"metadata": PDF_METADATA})):
+                     (pdf, {"metadata": PDF_METADATA}), (svg, {"metadata": SVG_METADATA})):
         buf = io.BytesIO()  # drawn in memory, then written atomically: never half a figure
         fig.savefig(buf, format=path.suffix[1:], **kw)
         files.write_bytes(path, buf.getvalue())
     plt.close(fig)
-    return [png, pdf]
+    return [png, pdf, svg]
 
 
 def write(data_path: Path, name: str, out_dir: Path, *, dpi: int = DPI) -> list[Path]:

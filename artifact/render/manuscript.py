@@ -100,7 +100,7 @@ class _Floats:
 
     def figure(self, name: str, caption: str) -> Raw:
         n = self._place("fig", name)
-        ext = "pdf" if self.fmt == "latex" else "png"
+        ext = {"latex": "pdf", "typst": "svg"}.get(self.fmt, "png")  # vector where it can
         if self.fmt == "html":
             return Raw(html_figure(name, n, caption))
         return Raw(f"![{caption}](figures/{name}.{ext}){{#fig:{name} width=100%}}\n")

@@ -172,12 +172,12 @@ def task_tables() -> Iterator[dict[str, Any]]:
 
 
 def task_figures() -> Iterator[dict[str, Any]]:
-    """Draw the figures (600-dpi PNG and vector PDF) from summary.json."""
+    """Draw the figures (600-dpi PNG, vector PDF and SVG) from the analysis files."""
     for entry in catalogue.FIGURES:
         name = entry.name
         yield {
             "name": name,
-            "doc": f"figure {name}: manuscript/build/figures/{name}.png and .pdf",
+            "doc": f"figure {name}: manuscript/build/figures/{name}.png, .pdf and .svg",
             "actions": [(_render_figure, [name, entry.data])],
             "file_dep": _s([entry.data, *code("artifact.render.figures")]),
             "targets": _s(figure_files(name)),
@@ -233,7 +233,7 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
     engine = catalogue.pdf_engine()
     if engine == "typst":
         pdf_deps = [paths.BUILD / "paper.typst.md", DEFAULTS / "typst.yaml",
-                    *(FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES), *common]
+                    *(FIGURE_DIR / f"{n}.svg" for n in catalogue.FIGURE_NAMES), *common]
     else:
         pdf_deps = [*tex_deps, paths.BUILD / "paper.tex",
                     *(FIGURE_DIR / f"{n}.pdf" for n in catalogue.FIGURE_NAMES),

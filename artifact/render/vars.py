@@ -314,6 +314,8 @@ def compute(s: Summary) -> dict[str, Any]:
             "max_speedup": max(ngram_speedups) if ngram_speedups else None,
             "faster_labels": [x["label"] for x in ngram if x["faster"]],
             "max_tau": max((x["tau"] for x in ngram if x["tau"] is not None), default=None),
+            "max_tau_label": max(((x["tau"], x["label"]) for x in ngram if x["tau"] is not None),
+                                 default=(None, None))[1],
             "min_drafted": min((x["n_drafted"] for x in ngram if x["n_drafted"] is not None),
                                default=None),
             "max_drafted": max((x["n_drafted"] for x in ngram if x["n_drafted"] is not None),

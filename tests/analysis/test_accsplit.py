@@ -13,25 +13,51 @@ from tests.render.accsplit_fixture import DRAFT, obs
 
 
 def test_prompt_budget_interval_over_windows_by_hand() -> None:
-    o = [obs(window="w1", accepted=4, rounds=4), obs(window="w2", accepted=8, rounds=4),
-         obs(window="w3", accepted=9, rounds=3)]  # 1, 2, 3 accepted per round
+    o = [obs(window="w1", accepted=4, rounds=4), obs(window="w2", accepted=6, rounds=4),
+         obs(window="w3", accepted=6, rounds=3)]  # 1, 1.5, 2 accepted per round
     (row,) = A.by_prompt_budget(o)
     iv = row["accepted_per_round"]
-    assert (iv["n"], iv["mean"], iv["sd"]) == (3, 2.0, 1.0)
-    assert (iv["low"], iv["high"]) == (pytest.approx(-0.4841, abs=1e-4), pytest.approx(4.4841,
-                                                                                 abs=1e-4))
+    assert (iv["n"], iv["mean"], iv["sd"]) == (3, 1.5, 0.5)
+    half = 4.302653 * 0.5 / math.sqrt(3)  # t(0.975, 2 df)
+    assert (iv["low"], iv["high"]) == (pytest.approx(1.5 - half, abs=1e-4),
+                                       pytest.approx(1.5 + half, abs=1e-4))
     assert iv["kind"] == "measured" and iv["over"] == "windows" and iv["method"] == "t"
-    assert row["pooled_accepted_per_round"]["value"] == pytest.approx(21 / 11)
+    assert row["pooled_accepted_per_round"]["value"] == pytest.approx(16 / 11)
     assert row["draft_depth"]["value"] == pytest.approx(48 / 11)
     assert [p["value"] for p in row["per_position"]] == pytest.approx([9 / 11, 6 / 11, 3 / 11, 0])
     assert row["windows"] == ["w1", "w2", "w3"] and row["dates"] == ["2026-11-30"]
+
+
+def test_interval_is_cut_to_zero_where_accepted_per_round_lies() -> None:
+    o = [obs(window="w1", accepted=1, rounds=4), obs(window="w2", accepted=2, rounds=4),
+         obs(window="w3", accepted=3, rounds=3)]  # 0.25, 0.5, 1: the t-interval reaches -0.37
+    (row,) = A.by_prompt_budget(o)
+    iv = row["accepted_per_round"]
+    assert iv["low"] == 0.0 and iv["high"] == pytest.approx(1.5320, abs=1e-4)
+
+
+def test_interval_covering_all_of_zero_to_k_is_none() -> None:
+    o = [obs(window="w1", accepted=4, rounds=4), obs(window="w2", accepted=8, rounds=4),
+         obs(window="w3", accepted=9, rounds=3)]  # 1, 2, 3: t gives [-0.48, 4.48], k = 4
+    (row,) = A.by_prompt_budget(o)
+    iv = row["accepted_per_round"]
+    assert iv["mean"] == 2.0 and iv["low"] is None and iv["high"] is None
+    assert iv["ci_reason"] == "the 95% interval covers the whole range [0, 4]"
 
 
 def test_one_run_gives_no_interval_never_a_zero_width_one() -> None:
     (row,) = A.by_prompt_budget([obs()])
     iv = row["accepted_per_round"]
     assert iv["n"] == 1 and iv["mean"] == 1.5 and iv["low"] is None and iv["high"] is None
-    assert iv["ci_reason"] == "fewer than two independent windows"
+    assert iv["ci_reason"] == "fewer than three independent windows"
+
+
+def test_two_windows_give_no_interval() -> None:
+    (row,) = A.by_prompt_budget([obs(window="w1", accepted=4, rounds=4),
+                                 obs(window="w2", accepted=8, rounds=4)])
+    iv = row["accepted_per_round"]
+    assert iv["n"] == 2 and iv["sd"] == pytest.approx(math.sqrt(0.5)) and iv["low"] is None
+    assert iv["ci_reason"] == "fewer than three independent windows"
 
 
 def test_windows_paired_difference_over_prompts() -> None:
@@ -100,8 +126,9 @@ def test_length_split_late_acceptance_from_pooled_counts_per_prompt() -> None:
     assert r["late"]["value"] == pytest.approx(17 / 9) and r["late"]["kind"] == "estimated"
     iv = r["late_by_prompt"]
     assert iv["n"] == 2 and iv["mean"] == pytest.approx((1.5 + 4.0) / 2)
-    assert r["n_prompts_cut"] == 1 and iv["high"] == 4.0 and r["interval_cut"]
-    assert 0.0 <= iv["low"] <= iv["high"] <= r["k"]
+    # one prompt's late value was cut to k; two prompts are too few for an interval
+    assert r["n_prompts_cut"] == 1 and iv["low"] is None and not r["interval_cut"]
+    assert iv["ci_reason"] == "fewer than three independent prompts"
     assert (r["short_is_prefix_of_long"], r["n_pairs"]) == (2, 3)  # chat/b: "" starts ""
 
 
@@ -288,9 +315,9 @@ def test_timing_windows_pool_one_machine() -> None:
             _run_on("AMD", _result("w1", None, None))]  # loaded: stays not quiet, not moved
     load = A.window_load(runs)
     assert [w for w, x in sorted(load.items()) if x["quiet"]] == ["w6", "w7", "w8"]
-    assert load["w4"]["other_machine"] and "measured on Intel, 2 cores" in load["w4"]["reason"]
+    assert load["w4"]["other_machine"] and "measured on Intel (2 cores)" in load["w4"]["reason"]
     assert not load["w1"]["other_machine"] and not load["w1"]["quiet"]
-    assert A.window_machines(runs)["w6"] == "AMD, 2 cores"
+    assert A.window_machines(runs)["w6"] == "AMD (2 cores)"
     # one machine's windows are never moved, however many there are
     one = A.window_load([_run_on("Intel", _result("w4", None, None)),
                          _run_on("Intel", _result("w6", {"foreign_cores": 0.0}, False))])

@@ -45,11 +45,15 @@ def test_the_analysis_does_not_import_the_campaign() -> None:
 
 
 def test_real_a_and_real_b_accepted_the_same_tokens_on_every_turn_of_every_server() -> None:
-    """Read raw: per stratum and drafter, the two servers that played the same real sessions
-    with identical histories drafted and accepted the same numbers of tokens on every turn."""
+    """Read raw: per stratum and drafter at one stream, the two servers that played the same
+    real sessions with identical histories drafted and accepted the same numbers of tokens on
+    every turn. (At several streams what a server drafts depends on how it batches requests
+    that arrive together, so there they may differ: acceptance has a floor.)"""
     by: dict[tuple[str, str], dict[str, dict[tuple[str, int], tuple[int, int]]]] = {}
     for run in RUNS:
         s = _spec(run)
+        if s["concurrency"] != 1:
+            continue
         counts = {(r["session_id"], r["turn"]): (r["timings"].get("draft_n") or 0,
                                                   r["timings"].get("draft_n_accepted") or 0)
                   for r in _raw(run)}
@@ -93,8 +97,13 @@ def test_every_server_of_a_stratum_reads_the_same_turns_and_the_rounds_are_balan
         assert {s["n_turns"] for s in st["servers"]} == {p["turns_per_side"]}
         for s in st["servers"]:
             assert len(s["places"]) == p["n_servers"]
-            assert max(s["places"]) - min(s["places"]) <= 2, s["run_id"]  # a Williams design
-        assert all(e["equal"] for e in st["exact"])
+            # a Williams design: places count turns, a round sends `concurrency` of them
+            assert max(s["places"]) - min(s["places"]) <= 2 * p["concurrency"], s["run_id"]
+        if p["concurrency"] == 1:  # one request in flight: the same history, the same drafts
+            assert all(e["equal"] for e in st["exact"])
+        else:  # batching follows arrival timing: the drafts may differ, so acceptance has a floor
+            assert {f"{e['drafter']}/acceptance" for e in st["exact"]} <= {
+                f"{f['drafter']}/{f['quantity']}" for f in st["floors"]}
 
 
 def test_verdicts_follow_the_declared_margins_and_holm(study: R.contract.Realism) -> None:

@@ -100,7 +100,9 @@ def build_accsplit() -> C.AccSplit:
                      "prompts": [{"prompt_id": "chat/sharegpt-2Hj9Wtq_0", "domain": "chat"},
                                  {"prompt_id": "grounded/HumanEval-59", "domain": "grounded"}],
                      "n_requests": len(o), "n_runs": 20, "temperature": [1.0],
-                     "set_aside": [{"run_id": "w1-b1-n128-ngram-mod", "reason": "restarted"}],
+                     "set_aside": [{"run_id": "w1-b1-n128-ngram-mod", "reason": "restarted",
+                                    "condition": "ngram-mod k=4 at batch 1, "
+                                                 "128-token answers, window w1"}],
                      "timing_windows": ["w1", "w2", "w3"],
                      "step_rule": {"floor_ms": steps.FLOOR_MS, "fraction": steps.FRACTION}},
         "by_config": A.by_config(o), "by_prompt_budget": A.by_prompt_budget(o),

@@ -19,7 +19,7 @@ def test_two_clean_builds_are_byte_identical(tmp_path: Path) -> None:
     b = _files(build_all(summary, tmp_path / "b", pdf=True))
     assert set(a) == set(b)
     expected = {"paper.tex", "paper.html", "paper.pdf", "vars.json", "tables/speedup.tex",
-                "figures/speedup.png", "figures/speedup.pdf"}
+                "figures/speedup.png", "figures/speedup.pdf", "figures/speedup.svg"}
     assert expected <= set(a)
     differ = sorted(k for k in a if a[k] != b[k])
     assert not differ, f"differ between builds: {differ}"

@@ -148,7 +148,8 @@ def test_accsplit_figures_table_reconciles_the_ways_of_summing() -> None:
     md = tables.render_accsplit(a, "accsplit_figures", "md", paths.TEMPLATES)
     row = next(r for r in md.splitlines() if r.startswith("| draft") and "| 128 |" in r)
     # 2 prompts x 3 windows, 4 + 2 * prompt + window accepted over 4 rounds: 36 / 24 pooled
-    assert re.search(r"\| 6 \| 1\.50\W+\\\[", row)
+    # pooled over 2 prompts: no interval (fewer than three units); over 3 windows: one
+    assert re.search(r"\| 6 \| 1\.50 \| 1\.50\W+\\\[0\.88,\W+2\.12\\\] \(3\)", row)
     assert "Pooled, the figure the text reports" in md and "{#tbl:accsplit_figures}" in md
     tex = tables.render_accsplit(a, "accsplit_figures", "tex", paths.TEMPLATES)
     assert "\\label{tbl:accsplit_figures}" in tex
