@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from artifact import paths
 
@@ -75,3 +76,18 @@ def test_a_rewrite_with_its_mtime_put_back_is_out_of_date(tmp_path: Path) -> Non
     assert _status(tmp_path)["analysis"] == "R"
     results.write_text(text, encoding="utf-8")  # the same bytes again: hashed, up to date
     assert _status(tmp_path)["analysis"] == "U"
+
+
+def test_a_command_that_measures_runs_its_tasks_one_at_a_time(monkeypatch: Any) -> None:
+    """The build runs independent tasks on every core; a campaign, the kick, a reproduction or
+    the toolchain build runs alone (argv[0] is not doit here, so no build lock is taken)."""
+    import importlib
+
+    import dodo
+
+    cores = os.cpu_count() or 1
+    for args, n in ((["campaign"], 1), (["kick"], 1), (["reproduce:x"], 1), (["toolchain"], 1),
+                    ([], cores), (["figures", "tables"], cores)):
+        monkeypatch.setattr(sys, "argv", ["pytest", *args])
+        cfg = importlib.reload(dodo).DOIT_CONFIG
+        assert (cfg["num_process"], cfg["par_type"]) == (n, "process"), args
