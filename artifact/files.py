@@ -27,7 +27,7 @@ import re
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,11 @@ def _to_plain(obj: Any, path: str, nan_paths: list[str] | None) -> Any:
             if nan_paths is not None:
                 nan_paths.append(path)
             return None
-        return round_sig(obj)
+        kept = getattr(obj, "_prov", None)  # a number that names its sources keeps them
+        if kept is None:
+            return round_sig(obj)
+        rounded: float = type(obj)(round_sig(obj), kept)  # type: ignore[call-arg]
+        return rounded
     raise TypeError(f"{path}: cannot write {type(obj).__name__} to JSON")
 
 
@@ -220,7 +224,22 @@ def read_json(path: Path, error: type[ArtifactError], *, where: str | None = Non
         raise error(f"{name}: not JSON (line {err.lineno}: {err.msg})") from err
     if not isinstance(obj, dict):
         raise error(f"{name}: expected a JSON object, got {type(obj).__name__}")
-    return obj
+    return _READ_THROUGH[-1](obj, path) if _READ_THROUGH else obj
+
+
+# What read_json returns passes through the innermost of these while :func:`reading_through`
+# holds it: the HTML tables tag each number with its field (artifact/render/provenance.py).
+_READ_THROUGH: list[Callable[[Any, Path], Any]] = []
+
+
+@contextlib.contextmanager
+def reading_through(f: Callable[[Any, Path], Any]) -> Iterator[None]:
+    """Within this block, :func:`read_json` returns ``f(parsed, path)``."""
+    _READ_THROUGH.append(f)
+    try:
+        yield
+    finally:
+        _READ_THROUGH.pop()
 
 
 # A name that becomes one path component: starts with a letter or digit (so never ".", ".." or

@@ -56,6 +56,11 @@ def table_files(name: str, out_dir: Path = TABLE_DIR) -> list[Path]:
     return [out_dir / f"{name}.{fmt}" for fmt in TABLE_FORMATS]
 
 
+def table_html_files(name: str, out_dir: Path = TABLE_DIR) -> list[Path]:
+    """paper.html's version of a table (its numbers linked) and the list of those numbers."""
+    return [out_dir / f"{name}.html.md", out_dir / f"{name}.numbers.json"]
+
+
 def figure_files(name: str, out_dir: Path = FIGURE_DIR) -> list[Path]:
     return [out_dir / f"{name}.{fmt}" for fmt in FIGURE_FORMATS]
 

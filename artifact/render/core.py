@@ -16,6 +16,7 @@ from matplotlib.axes import Axes
 from artifact import files
 from artifact.contract import core as contract
 from artifact.errors import RenderError
+from artifact.render.provenance import as_float, count
 from artifact.render.text import environment
 
 TABLES = ("core",)
@@ -81,7 +82,7 @@ def table_context(c: contract.Core) -> dict[str, Any]:
                          "n": cell["speedup"]["n"], "sign_right": cell["sign_right"],
                          "inside": cell["inside"], "first": i == 0})
     return {"rows": rows, "signs_right": c["signs_right"], "signs_judged": c["signs_judged"],
-            "inside": c["inside"], "passes": max((len(cell["repeats"]) for g in c["groups"]
+            "inside": c["inside"], "passes": max((count(cell["repeats"]) for g in c["groups"]
                                                   for cell in g["cells"].values()), default=0)}
 
 
@@ -137,7 +138,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
                           for g in c["groups"]),
         "n_left_out": sum(c["left_out_contended"].values()),
         "machines": c["machines"], "dates": c["dates"],
-        "passes": max((len(cell["repeats"]) for g in c["groups"]
+        "passes": max((count(cell["repeats"]) for g in c["groups"]
                        for cell in g["cells"].values()), default=0),
         "n_prompts": max((cell["speedup"]["n"] for g in c["groups"]
                           for cell in g["cells"].values()), default=0),
@@ -159,7 +160,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
         "draft_q2k": _span([e["speedup"]["mean"] for e in cells.values()
                             if e["drafter"] == "draft-q2k"]),
         "lookup": {**_span([u["mean"] for u in undrafted]), "n_cells": len(undrafted),
-                   "n_prompts": _span([float(u["n"]) for u in undrafted])},
+                   "n_prompts": _span([as_float(u["n"]) for u in undrafted])},
         "control": {"lo": min((x["lo"] for x in controls if x["lo"] is not None), default=None),
                     "hi": max((x["hi"] for x in controls if x["hi"] is not None), default=None),
                     **_span([x["mean"] for x in controls])},

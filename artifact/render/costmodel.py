@@ -17,6 +17,7 @@ import jinja2
 
 from artifact import files, paths
 from artifact.errors import RenderError
+from artifact.render.provenance import as_float
 from artifact.render.text import environment
 
 SCHEMA_VERSION = 1  # the costmodel.json this module reads
@@ -26,10 +27,14 @@ FORMATS = ("md", "tex")
 
 def load(path: Path) -> dict[str, Any]:
     """Read ``costmodel.json``; a missing file or another schema is one line."""
-    data: dict[str, Any] = files.read_json(path, RenderError, where=paths.shown(path))
-    if data.get("schema") != SCHEMA_VERSION:
-        raise RenderError(f"{paths.shown(path)}: schema {data.get('schema')!r}, this renderer "
-                          f"reads {SCHEMA_VERSION}")
+    return checked(files.read_json(path, RenderError, where=paths.shown(path)), paths.shown(path))
+
+
+def checked(data: Any, where: str) -> dict[str, Any]:
+    """Parsed ``costmodel.json`` of the schema this renderer reads; another is one line."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+        got = data.get("schema") if isinstance(data, dict) else None
+        raise RenderError(f"{where}: schema {got!r}, this renderer reads {SCHEMA_VERSION}")
     return data
 
 
@@ -118,7 +123,7 @@ def variables(data: Mapping[str, Any]) -> dict[str, Any]:
 
     def step_ratio(draft: str) -> float | None:
         d, t = models.get(draft, {}).get("c1_ms"), models.get(target or "", {}).get("c1_ms")
-        return float(d) / float(t) if d is not None and t else None
+        return as_float(d) / as_float(t) if d is not None and t else None
 
     draft = [{"label": display(r), "draft_model": r["draft_model"],
               "quant": r.get("draft_quant") or "lower-bit",
@@ -130,10 +135,10 @@ def variables(data: Mapping[str, Any]) -> dict[str, Any]:
     ngram = [r for r in final if not r.get("draft_model")]
     return {"models": models, "target": target, "draft": draft,
             "all_draft_below_1": bool(draft) and all(d["predicted"] < 1 for d in draft),
-            "gap": _span([float(d["gap"]) for d in draft]),
+            "gap": _span([as_float(d["gap"]) for d in draft]),
             "ngram": {"n": len(ngram),
-                      "predicted": _span([float(r["predicted_speedup"]) for r in ngram]),
-                      "measured": _span([float(r["measured_speedup"]) for r in ngram])}}
+                      "predicted": _span([as_float(r["predicted_speedup"]) for r in ngram]),
+                      "measured": _span([as_float(r["measured_speedup"]) for r in ngram])}}
 
 
 def render(data: Mapping[str, Any], fmt: str, templates: Path = paths.TEMPLATES) -> str:

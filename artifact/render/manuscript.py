@@ -27,11 +27,12 @@ printed over other text, whichever engine made it. ``SOURCE_DATE_EPOCH`` comes f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,18 @@ from artifact.claims import load as load_claims
 from artifact.errors import ManuscriptError as ManuscriptError
 from artifact.log import Log
 from artifact.log import stderr as log_stderr
-from artifact.render import arxiv, catalogue, includes, layout, mdcheck, texchars
-from artifact.render.text import Raw, environment, md_escape
+from artifact.render import (
+    arxiv,
+    catalogue,
+    includes,
+    layout,
+    mdcheck,
+    numbers,
+    provenance,
+    texchars,
+)
+from artifact.render import vars as vars_
+from artifact.render.text import Raw, environment, md_escape, provenance_link
 
 _log: Log = log_stderr("manuscript")
 
@@ -93,6 +104,13 @@ class _Floats:
         n = self._place("tbl", name)
         if self.fmt == "latex":
             return Raw(f"```{{=latex}}\n\\input{{tables/{name}.tex}}\n```\n")
+        if self.fmt == "html" and (reg := provenance.active()) is not None:
+            # the table's numbers as links (tables.write_html), in the paper's numbering
+            md, listed = catalogue.table_html_files(name, self.build / "tables")
+            text = md.read_text(encoding="utf-8")
+            got = json.loads(listed.read_text(encoding="utf-8"))["numbers"]
+            reg.entries.extend(provenance.Entry(**e) for e in got)
+            return Raw(html_table(text, n, name))
         text = (self.build / "tables" / f"{name}.md").read_text(encoding="utf-8")
         if self.fmt == "html":
             return Raw(html_table(text, n, name))
@@ -127,6 +145,9 @@ class _Floats:
         if self.fmt == "html":
             # an anchor per use, claim-<id>-<n>, that the reproduction report links to
             n = self.used_claims.count(cid)
+            if provenance.active() is not None:  # and a link to where the number comes from
+                return provenance_link(text, provenance.sources_of(value), claim=cid,
+                                       anchor=claim_anchor(cid, n))
             return Raw(f"[{md_escape(text)}]{{#{claim_anchor(cid, n)} .claim}}")
         return text
 
@@ -188,16 +209,24 @@ def render_markdown(
     variables: Mapping[str, Any],
     summary: Mapping[str, Any],
     ledger: Path,
+    registry: provenance.Registry | None = None,
 ) -> tuple[str, list[str]]:
-    """The intermediate Markdown for one output format, and the claim ids it used."""
+    """The intermediate Markdown for one output format, and the claim ids it used.
+
+    With a ``registry`` (paper.html), every number printed from ``variables`` or a claim is a
+    link to its row in ``numbers.html`` and is registered there (:mod:`provenance`)."""
     claims = {c.id: c for c in load_claims(ledger)}
+    if registry is not None:
+        variables = provenance.tag_keys(variables)
+        summary = provenance.tag(summary, "summary.json")
     floats = _Floats(fmt, build, claims, variables, summary)
     env = environment("md", jinja2.FileSystemLoader(template.parent))
     funcs: dict[str, Callable[..., Any]] = {
         "claim": floats.claim, "ref": floats.ref, "table": floats.table, "figure": floats.figure,
     }
     try:
-        text = env.get_template(template.name).render(v=variables, fmt=fmt, **funcs)
+        with _recording(registry):
+            text = env.get_template(template.name).render(v=variables, fmt=fmt, **funcs)
     except jinja2.UndefinedError as err:
         raise ManuscriptError(f"{template}: unresolved variable: {err.message}"
                               + _why(summary)) from err
@@ -206,6 +235,15 @@ def render_markdown(
         if missing:
             raise ManuscriptError(f"{template}: {kind} not placed: {', '.join(missing)}")
     return text, floats.used_claims
+
+
+@contextlib.contextmanager
+def _recording(registry: provenance.Registry | None) -> Iterator[None]:
+    if registry is None:
+        yield
+        return
+    with provenance.recording(registry):
+        yield
 
 
 def _env(epoch: int) -> dict[str, str]:
@@ -237,10 +275,23 @@ def write_intermediate(
     """Render ``paper.<fmt>.md`` from vars.json, the tables and the ledger."""
     variables = json.loads((build / "vars.json").read_text(encoding="utf-8"))
     raw = json.loads(summary.read_text(encoding="utf-8"))
+    registry = resolver = None
+    if fmt == "html":  # each number a link to where it comes from (numbers.html)
+        resolver = numbers.resolver((summary.parent / n for n in numbers.RUN_FOLDERS),
+                                    load_claims(ledger), sources=build / vars_.SOURCES_NAME)
+        registry = provenance.Registry(describe=resolver.title)
     text, _ = render_markdown(fmt, template=template, build=build, variables=variables,
-                              summary=raw, ledger=ledger)
+                              summary=raw, ledger=ledger, registry=registry)
     out = files.write_text(build / f"paper.{fmt}.md", text)
     mdcheck.check(out, text)  # written first, so that a defect can be read where it is
+    if registry is not None and resolver is not None:
+        if registry.untracked:
+            raise ManuscriptError(
+                f"{template}: {len(registry.untracked)} numbers printed without a source "
+                f"(first: {registry.untracked[0]!r}); print them from vars.json")
+        rows = [resolver.row(e) for e in numbers.printed(registry.entries, text, template)]
+        numbers.contexts(text, rows)
+        numbers.write(rows, build)
     return out
 
 

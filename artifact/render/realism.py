@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from artifact import files
 from artifact.contract import realism as contract
 from artifact.errors import RenderError
+from artifact.render.provenance import as_float
 from artifact.render.text import environment, is_missing
 
 TABLES = ("realism", "realism_servers", "realism_floor")
@@ -181,7 +182,7 @@ def _stratum_variables(s: contract.Stratum) -> dict[str, Any]:
 # --- the figure ---------------------------------------------------------------------------
 
 def _f(x: Any) -> float | None:
-    return None if is_missing(x) else float(x)
+    return None if is_missing(x) else as_float(x)
 
 
 VERDICT_STYLE = {"equivalent": ("o", True), "differs": ("s", True), "cannot tell": ("o", False)}

@@ -106,15 +106,18 @@ def claim_runs(patterns: Sequence[str], runs_root: Path) -> list[RunSource]:
 
 _HEADING = re.compile(
     r'<h[1-3][^>]*>(?P<h>.*?)</h[1-3]>|<div class="abstract-title">(?P<a>.*?)</div>'
-    r'|<span id="(?P<id>claim-[^"]+)" class="claim">', re.S)
+    r'|<(?:span|a)\b[^>]*\bid="(?P<id>claim-[^"]+)"[^>]*\bclass="claim\b[^"]*"', re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
 def paper_spots(paper_html: str) -> dict[str, list[PaperSpot]]:
     """Each claim id's printed places in ``paper.html`` (anchors ``claim-<id>-<n>``).
 
+    The number is a span, or a link to its row in ``numbers.html`` (the provenance layer).
+
     >>> page = ('<div class="abstract-title">Abstract</div><span id="claim-x-1" class="claim">'
-    ...         '<h1 id="r">3 Results</h1><span id="claim-x-2" class="claim">')
+    ...         '<h1 id="r">3 Results</h1><a href="numbers.html#n3" id="claim-x-2" '
+    ...         'class="claim num" title="t">')
     >>> [(s.anchor, s.section) for s in paper_spots(page)["x"]]
     [('claim-x-1', 'Abstract'), ('claim-x-2', '3 Results')]
     """

@@ -8,16 +8,18 @@ built here from the summary; every printed string is escaped for its format
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from artifact import files
+from artifact import files, paths
 from artifact.contract import accsplit as acc
 from artifact.contract import workload as wcontract
-from artifact.render import catalogue
+from artifact.render import catalogue, provenance
 from artifact.render import core as rcore
 from artifact.render import costmodel as rcostmodel
 from artifact.render import realism as rrealism
@@ -183,10 +185,12 @@ def _acc_cells(a: acc.AccSplit) -> dict[str, Any]:
     keys = sorted({(r["config"], r["prompt_id"]) for r in a["by_prompt_budget"]})
     rows = [{"config": c, "prompt": p, "cells": [by.get((c, p, b)) for b in budgets]}
             for c, p in keys]
-    budget_windows = {b: len({c["window"] for c in a["by_window"]["cells"] if c["budget"] == b})
+    cells = a["by_window"]["cells"]
+    budget_windows = {b: provenance.count({c["window"] for c in cells if c["budget"] == b},
+                                          within=cells)
                       for b in budgets}
     return {"rows": rows, "budgets": budgets, "budget_windows": budget_windows,
-            "windows": len(a["protocol"]["windows"]),
+            "windows": provenance.count(a["protocol"]["windows"]),
             "timing_windows": a["protocol"]["timing_windows"]}
 
 
@@ -254,6 +258,39 @@ def render_workload(w: wcontract.Workload, name: str, fmt: str, templates: Path)
     """One table of the workload study in one format."""
     return _env(fmt, templates).get_template(f"{name}.{fmt}.j2").render(
         **WORKLOAD_CONTEXTS[name](w))
+
+
+def write_every(data_path: Path, name: str, out_dir: Path, templates: Path,
+                ledger: Path = paths.CLAIMS) -> list[Path]:
+    """Every version of one table: Markdown and LaTeX (:func:`write`), and paper.html's, with
+    each number linked to where it comes from (:func:`write_html`; the claims ``ledger`` names
+    the claim that checks a number, in its hover text)."""
+    from artifact.claims import load as load_claims
+    from artifact.render import numbers
+
+    written = write(data_path, name, out_dir, templates)
+    describe = numbers.resolver([data_path], load_claims(ledger)).title
+    return written + write_html(data_path, name, out_dir, templates, describe=describe)
+
+
+def write_html(data_path: Path, name: str, out_dir: Path, templates: Path,
+               describe: Callable[[provenance.Entry], str] | None = None) -> list[Path]:
+    """The table as ``paper.html`` shows it: its Markdown with each number read from
+    ``data_path`` a link to its row in ``numbers.html`` (``<name>.html.md``), and those numbers
+    with the fields they were read from (``<name>.numbers.json``)."""
+    registry = provenance.Registry(describe=describe, prefix=f"t-{name}-")
+    with tempfile.TemporaryDirectory() as tmp, \
+            files.reading_through(lambda obj, path: provenance.tag(obj, path.name)), \
+            provenance.recording(registry):
+        write(data_path, name, Path(tmp), templates)
+        text = (Path(tmp) / f"{name}.md").read_text(encoding="utf-8")
+    if registry.untracked:
+        raise SummaryError(f"table {name}: {len(registry.untracked)} numbers printed without "
+                           f"a source (first: {registry.untracked[0]!r})")
+    md, numbers = catalogue.table_html_files(name, out_dir)
+    entries = [asdict(e) for e in registry.entries if f"{{#{e.anchor} " in text]
+    return [files.write_text(md, text),
+            files.write_text(numbers, files.dumps_json({"numbers": entries}, ensure_ascii=False))]
 
 
 def write(data_path: Path, name: str, out_dir: Path, templates: Path) -> list[Path]:

@@ -23,11 +23,23 @@ from artifact import files, imports, paths, records
 from artifact.errors import doit_action
 from artifact.log import stderr as log_stderr
 from artifact.render import catalogue, layout
-from artifact.render.catalogue import FIGURE_DIR, TABLE_DIR, figure_files, table_files
+from artifact.render.catalogue import (
+    FIGURE_DIR,
+    TABLE_DIR,
+    figure_files,
+    table_files,
+    table_html_files,
+)
 
 FIGURE_PARAMS = {"dpi": catalogue.FIGURE_DPI, "formats": list(catalogue.FIGURE_FORMATS)}
 
 VARS = paths.BUILD / "vars.json"
+SOURCES = paths.BUILD / "sources.json"  # each number of vars.json: the analysis fields it is from
+NUMBERS_JSON = paths.BUILD / "numbers.json"  # every number paper.html prints, with its sources
+NUMBERS_HTML = paths.BUILD / "numbers.html"
+NUMBERS_TEMPLATE = paths.TEMPLATES / "numbers.html.j2"
+ANALYSES = [paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
+            paths.CORE]
 PAPER = paths.MANUSCRIPT / "paper.md"
 BIB = paths.MANUSCRIPT / "references.bib"
 DEFAULTS = paths.MANUSCRIPT / "defaults"
@@ -57,7 +69,7 @@ def code(module: str) -> list[Path]:
 def _render_table(name: str, data: Path) -> None:
     from artifact.render import tables  # Jinja
 
-    tables.write(data, name, TABLE_DIR, paths.TEMPLATES)
+    tables.write_every(data, name, TABLE_DIR, paths.TEMPLATES)
 
 
 @doit_action
@@ -136,7 +148,8 @@ def manifest_inputs() -> list[Path]:
 
 
 def manifest_outputs() -> list[Path]:
-    out = [VARS, *(p for n in catalogue.TABLE_NAMES for p in table_files(n)),
+    out = [VARS, SOURCES, NUMBERS_JSON, NUMBERS_HTML,
+           *(p for n in catalogue.TABLE_NAMES for p in (*table_files(n), *table_html_files(n))),
            *(p for n in catalogue.FIGURE_NAMES for p in figure_files(n)),
            paths.BUILD / "paper.tex", paths.BUILD / "paper.html", paths.BUILD / "paper.pdf",
            REPORT, REPORT_HTML]
@@ -161,12 +174,14 @@ def task_tables() -> Iterator[dict[str, Any]]:
         name = entry.name
         yield {
             "name": name,
-            "doc": f"table {name}: manuscript/build/tables/{name}.md and .tex",
+            "doc": f"table {name}: manuscript/build/tables/{name}.md and .tex, and for "
+                   f"paper.html {name}.html.md (numbers linked) and {name}.numbers.json",
             "actions": [(_render_table, [name, entry.data])],
             "file_dep": _s([entry.data, *(paths.TEMPLATES / "tables" / f"{name}.{fmt}.j2"
                                           for fmt in catalogue.TABLE_FORMATS),
-                            *code("artifact.render.tables")]),
-            "targets": _s(table_files(name)),
+                            paths.CLAIMS, *code("artifact.render.tables"),
+                            *code("artifact.render.numbers"), *code("artifact.claims")]),
+            "targets": _s([*table_files(name), *table_html_files(name)]),
             "clean": True,
         }
 
@@ -197,19 +212,26 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
                         *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
                         *code("artifact.render.workload"), *code("artifact.render.costmodel"),
                         *code("artifact.render.realism"), *code("artifact.render.core")]),
-        "targets": _s([VARS]),
+        "targets": _s([VARS, SOURCES]),
         "clean": True,
     }
     manuscript_code = code("artifact.render.manuscript")
     tables_md = [TABLE_DIR / f"{n}.md" for n in catalogue.TABLE_NAMES]
     for fmt in catalogue.PAPER_FORMATS:
+        html = fmt == "html"  # each number a link to numbers.html, which lists where it is from
         yield {
             "name": f"md-{fmt}",
-            "doc": f"paper.md rendered for {fmt} (fails on an unresolved variable or claim)",
+            "doc": f"paper.md rendered for {fmt} (fails on an unresolved variable or claim)"
+                   + ("; numbers.html and numbers.json: every number and where it comes from"
+                      if html else ""),
             "actions": [(_write_md, [fmt])],
             "file_dep": _s([PAPER, VARS, paths.CLAIMS, paths.SUMMARY, *tables_md,
-                            *manuscript_code]),
-            "targets": _s([paths.BUILD / f"paper.{fmt}.md"]),
+                            *manuscript_code,
+                            *([SOURCES, *ANALYSES, NUMBERS_TEMPLATE,
+                               *(p for n in catalogue.TABLE_NAMES for p in table_html_files(n))]
+                              if html else [])]),
+            "targets": _s([paths.BUILD / f"paper.{fmt}.md",
+                           *([NUMBERS_JSON, NUMBERS_HTML] if html else [])]),
             "clean": True,
         }
     common = [BIB, VARS, *manuscript_code]

@@ -9,12 +9,16 @@ A missing value (``None``, NaN, infinity) prints as an em dash, never as 0 or ``
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jinja2
+from jinja2 import filters as jfilters
+
+from artifact.render import provenance as prov
 
 DASH = "\u2014"
 NBSP = "\u00a0"  # inside an interval: "-21 [-53, 26]" never breaks across lines
@@ -180,10 +184,15 @@ def prose_list(items: Any, conj: str = "and") -> str:
     heads = {x.rsplit(" ", 1)[0] for x in xs}
     if len(xs) > 1 and len(heads) == 1 and all(" " in x for x in xs):
         xs = [xs[0]] + [x.rsplit(" ", 1)[1] for x in xs[1:]]
-    if len(xs) <= 1:
-        return "".join(xs)
-    sep = "; " if any("," in x for x in xs) else ", "
-    return f"{sep.join(xs[:-1])} {conj} {xs[-1]}"
+    return _joined(xs, xs, conj)
+
+
+def _joined(plain: list[str], shown: list[str], conj: str) -> str:
+    """``shown`` joined as a sentence lists items; the separator decided on ``plain``."""
+    if len(shown) <= 1:
+        return "".join(shown)
+    sep = "; " if any("," in x for x in plain) else ", "
+    return f"{sep.join(shown[:-1])} {conj} {shown[-1]}"
 
 
 def code(s: Any) -> Raw:
@@ -200,16 +209,102 @@ def code(s: Any) -> Raw:
     return Raw(f"{fence}{pad}{text}{pad}{fence}")
 
 
-def _finalizer(escape: Any) -> Any:
+# --- provenance: numbers printed as links to where they come from (paper.html only) -----------
+
+def _title(text: str) -> str:
+    """Text for a Markdown link title in double quotes (a pipe escaped: a table cell holds it)."""
+    return text.replace("\\", "/").replace('"', "'").replace("|", "\\|")
+
+
+def provenance_link(text: str, sources: prov.Sources, *, claim: str | None = None,
+                    anchor: str | None = None) -> Raw:
+    """``text`` as a link to its row in ``numbers.html``, with a hover title, registered with
+    the active :class:`~artifact.render.provenance.Registry` (there must be one)."""
+    reg = prov.active()
+    assert reg is not None, "provenance_link outside provenance.recording"
+    e = reg.add(text, sources, claim=claim, anchor=anchor)
+    classes = ".claim .num" if claim else ".num"
+    return Raw(f'[{md_escape(text)}]({reg.page}#{e.id} "{_title(reg.title(e))}")'
+               f"{{#{e.anchor} {classes}}}")
+
+
+def _shown(text: str, args: tuple[Any, ...]) -> str:
+    """``text`` formatted from ``args``: a link when a registry is recording and a number among
+    ``args`` carries sources; counted as untracked when numbers among them carry none."""
+    reg = prov.active()
+    if reg is None or text == DASH:
+        return text
+    sources, numeric = prov.collect(args)
+    if not numeric:
+        return text
+    if not sources:
+        reg.untracked.append(text)
+        return text
+    return provenance_link(text, sources)
+
+
+def _marking(f: Callable[..., str]) -> Callable[..., str]:
+    """A formatting filter whose output is a provenance link while a registry records."""
+    @functools.wraps(f)
+    def marked(*args: Any, **kwargs: Any) -> str:
+        return _shown(f(*args, **kwargs), args)
+
+    return marked
+
+
+def _item(x: Any, escape: Callable[[str], str]) -> str:
+    """One item of a list a template joins: a link for a tagged number, markup as it is, any
+    other text escaped."""
+    if isinstance(x, Raw):
+        return str(x)
+    if prov.is_number(x):
+        return _shown(num(x) if isinstance(x, float) else str(x), (x,))
+    return escape(str(x))
+
+
+@jinja2.pass_eval_context
+def _join(ctx: Any, value: Any, d: str = "", attribute: Any = None) -> Any:
+    """Jinja's ``join``; while a registry records, numbers joined are links."""
+    items = list(value)
+    if prov.active() is None or not any(prov.is_number(x) or isinstance(x, Raw)
+                                        for x in items):
+        return jfilters.do_join(ctx, items, d, attribute)
+    return Raw(md_escape(d).join(_item(x, md_escape) for x in items))
+
+
+def _prose_list_marked(items: Any, conj: str = "and") -> str:
+    xs = list(items)
+    if prov.active() is None or not any(prov.is_number(x) or isinstance(x, Raw) for x in xs):
+        return prose_list(xs, conj)
+    return Raw(_joined([str(x) for x in xs], [_item(x, md_escape) for x in xs], conj))
+
+
+
+
+def _keeping(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A Jinja number filter (``int``, ``round``, ``abs``) that keeps its input's sources."""
+    def kept(x: Any, *args: Any, **kwargs: Any) -> Any:
+        return prov.tagged(f(x, *args, **kwargs), prov.sources_of(x))
+
+    return kept
+
+
+def _unmarked(text: str, args: tuple[Any, ...]) -> str:
+    return text
+
+
+def _finalizer(escape: Any, mark: Callable[[str, tuple[Any, ...]], str]) -> Any:
     def finalize(value: Any) -> Any:
         if isinstance(value, Raw):
             return str(value)
         if value is None:
             return escape(DASH)
         if isinstance(value, float):
-            return escape(num(value))
+            return mark(escape(num(value)), (value,))
         if isinstance(value, str):
             return escape(value)
+        if mark is _shown and prov.is_number(value):
+            return _shown(str(value), (value,))
         return value
 
     return finalize
@@ -226,7 +321,7 @@ def environment(
     env = jinja2.Environment(
         loader=loader,
         undefined=jinja2.StrictUndefined if strict else jinja2.Undefined,
-        finalize=_finalizer(escape),
+        finalize=_finalizer(escape, _shown if fmt == "md" else _unmarked),
         comment_start_string="{##",
         comment_end_string="##}",
         keep_trailing_newline=True,
@@ -234,15 +329,22 @@ def environment(
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters["num"] = num
-    env.filters["interval"] = interval
+    formats: list[tuple[str, Callable[..., Any]]] = [
+        ("num", num), ("interval", interval), ("ci", ci), ("bracket", bracket),
+        ("spelled", spelled), ("of_total", of_total), ("prose_list", prose_list)]
+    if fmt == "md":
+        # Markdown (paper.html): while a provenance registry records, what a filter prints from
+        # a tagged number is a link to where it comes from; otherwise exactly its text
+        formats = [(name, _marking(f)) for name, f in formats[:-1]]
+        formats.append(("prose_list", _prose_list_marked))
+        env.filters["join"] = _join
+        env.filters["length"] = env.filters["count"] = prov.count
+        env.filters["int"] = _keeping(jfilters.do_int)
+        env.filters["round"] = _keeping(jfilters.do_round)
+        env.filters["abs"] = _keeping(abs)
+    env.filters.update(formats)
     env.filters["raw"] = Raw
     env.filters["code"] = code
-    env.filters["ci"] = ci
-    env.filters["bracket"] = bracket
-    env.filters["spelled"] = spelled
-    env.filters["of_total"] = of_total
-    env.filters["prose_list"] = prose_list
     env.globals["DASH"] = DASH
     env.globals["NBSP"] = NBSP
     return env

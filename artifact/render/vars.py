@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from artifact import files
-from artifact.render.model import Summary, SummaryError, load
+from artifact import files, paths
+from artifact.render import provenance
+from artifact.render.model import Summary, SummaryError, from_json
+from artifact.render.provenance import as_float, as_int
 from artifact.render.text import is_missing
 
 # 2000-01-01T00:00:00Z: used for SOURCE_DATE_EPOCH when no run recorded a start time.
@@ -111,7 +114,7 @@ def _conditions(s: Summary) -> dict[str, Any]:
                          "median_ratio": o["median_ratio"],
                          "deviation_pct": None if o["mean_ratio"] is None
                          or is_missing(o["mean_ratio"])
-                         else 100.0 * (float(o["mean_ratio"]) - 1.0),
+                         else 100.0 * (as_float(o["mean_ratio"]) - 1.0),
                          "n": o["n_matched"],
                          "by_domain": {d: r["mean_ratio"]
                                        for d, r in sorted(e["by_domain"].items())}})
@@ -120,17 +123,17 @@ def _conditions(s: Summary) -> dict[str, Any]:
     measured = [c for c in cont if c["foreign_cores_median"] is not None]
 
     def most(key: str) -> float | None:
-        xs = [float(c[key]) for c in measured if c[key] is not None]
+        xs = [as_float(c[key]) for c in measured if c[key] is not None]
         return max(xs) if xs else None
 
-    medians = sorted(float(c["foreign_cores_median"]) for c in measured)
+    medians = sorted(as_float(c["foreign_cores_median"]) for c in measured)
     thresholds = sorted({c["threshold_cores"] for c in measured
                          if c["threshold_cores"] is not None})
     return {
         "interleaved": bool(runs) and all(r.get("interleave") for r in runs.values()),
         "groups": groups,
         "controls": controls,
-        "control_max_abs_pct": max((abs(float(c["deviation_pct"])) for c in controls
+        "control_max_abs_pct": max((abs(as_float(c["deviation_pct"])) for c in controls
                                     if c["deviation_pct"] is not None), default=None),
         "contention": {
             "n_runs": len(cont), "n_runs_unrecorded": len(runs) - len(cont),
@@ -138,8 +141,8 @@ def _conditions(s: Summary) -> dict[str, Any]:
             "median_of_run_medians": medians[len(medians) // 2] if medians else None,
             "max_run_median": medians[-1] if medians else None,
             "max_run_p95": most("foreign_cores_p95"), "max": most("foreign_cores_max"),
-            "n_contended": sum(int(c["n_contended"]) for c in cont),
-            "n_requests": sum(int(c["n"]) for c in cont),
+            "n_contended": sum(as_int(c["n_contended"]) for c in cont),
+            "n_requests": sum(as_int(c["n"]) for c in cont),
             "gates_passed": all(c["gate_passed"] is not False for c in cont),
             "max_load1": most("load1_max"), "max_steal": most("steal_cores_max"),
         } if cont else None,
@@ -270,10 +273,10 @@ def compute(s: Summary) -> dict[str, Any]:
         "counts": {
             "runs": len(runs), "by_family": dict(sorted(fams.items())),
             "final": len(finals), "configurations": len(speedups),
-            "records": sum(int(r["n_records"]) for r in runs.values()),
-            "excluded": sum(int(r["n_excluded"]) for r in runs.values()),
-            "errors": sum(int(r["n_errors"]) for r in runs.values()),
-            "bad_lines": sum(int(r["n_bad_lines"]) for r in runs.values()),
+            "records": sum(as_int(r["n_records"]) for r in runs.values()),
+            "excluded": sum(as_int(r["n_excluded"]) for r in runs.values()),
+            "errors": sum(as_int(r["n_errors"]) for r in runs.values()),
+            "bad_lines": sum(as_int(r["n_bad_lines"]) for r in runs.values()),
             "incomplete": sum(1 for r in runs.values() if not r["complete"]),
             "log_pairing_failed": sum(1 for r in runs.values() if not r["log_pairing"]["ok"]),
             "warnings": len(raw["warnings"]),
@@ -340,6 +343,79 @@ def dumps(v: dict[str, Any]) -> str:
     return files.dumps_json(v, ensure_ascii=False)
 
 
+def compute_all(summary: Any, studies: Mapping[str, Any],
+                where: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every variable from the parsed analysis files: ``summary`` (``summary.json``) and
+    ``studies``, by key (``accsplit``, ``workload``, ``costmodel``, ``realism``, ``core``: each
+    file's parsed JSON, absent when not given); ``where`` names each file in errors. Plain data
+    in, plain data out; given tagged data (:mod:`artifact.render.provenance`), the numbers out
+    carry the fields they came from."""
+    names = {**SOURCES, **(where or {})}
+    v = compute(from_json(summary, source=names["summary"]))
+    for key, data in studies.items():
+        v[key] = files.to_plain(_STUDIES[key](data, names[key]))
+    return v
+
+
+def _accsplit(data: Any, source: str) -> Any:
+    from artifact.contract import accsplit as acc  # only with the study's file
+    from artifact.render import accsplit_vars
+
+    return accsplit_vars.compute(acc.validate(data, source=source,
+                                              error=SummaryError))
+
+
+def _workload(data: Any, source: str) -> Any:
+    from artifact.contract import workload as wcontract  # only with the study's file
+    from artifact.render import workload as rworkload
+
+    return rworkload.variables(wcontract.validate(data, source=source,
+                                                  error=SummaryError))
+
+
+def _costmodel(data: Any, source: str) -> Any:
+    from artifact.render import costmodel as rcost  # only with the cost model's file
+
+    return rcost.variables(rcost.checked(data, source))
+
+
+def _realism(data: Any, source: str) -> Any:
+    from artifact.contract import realism as rcontract  # only with the study's file
+    from artifact.render import realism as rrealism
+
+    return rrealism.variables(rcontract.validate(data, source=source,
+                                                 error=SummaryError))
+
+
+def _core(data: Any, source: str) -> Any:
+    from artifact.contract import core as ccontract  # only with the study's file
+    from artifact.render import core as rcore
+
+    return rcore.variables(ccontract.validate(data, source=source, error=SummaryError))
+
+
+_STUDIES: dict[str, Callable[[Any, str], Any]] = {
+    "accsplit": _accsplit, "workload": _workload, "costmodel": _costmodel,
+    "realism": _realism, "core": _core,
+}
+# the name each analysis file is known by in errors and in provenance (experiments/analysis/)
+SOURCES = {"summary": "summary.json", "accsplit": "accsplit.json",
+           "workload": "workload.json", "costmodel": "costmodel.json",
+           "realism": "realism.json", "core": "core.json"}
+
+
+def read_inputs(summary_path: Path, studies: Mapping[str, Path | None]
+                ) -> tuple[Any, dict[str, Any], dict[str, str]]:
+    """The parsed ``summary.json``, each given study file by key, and the name of each file
+    for its errors (the path as given)."""
+    given = {"summary": summary_path, **{k: p for k, p in studies.items() if p is not None}}
+    # as each study's own reader names it (the cost model's, relative to the repository)
+    where = {k: paths.shown(p) if k == "costmodel" else str(p) for k, p in given.items()}
+    data = {k: files.read_json(p, SummaryError, where=where[k]) for k, p in given.items()}
+    summary = data.pop("summary")
+    return summary, data, where
+
+
 def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
           workload_path: Path | None = None, costmodel_path: Path | None = None,
           realism_path: Path | None = None, core_path: Path | None = None) -> Path:
@@ -347,30 +423,18 @@ def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
     study's ``accsplit.json`` under the key ``accsplit`` and the workload study's
     ``workload.json`` under the key ``workload``, and the cost model's ``costmodel.json`` under
     ``costmodel``, workload realism's ``realism.json`` under ``realism``, and the core study's
-    ``core.json`` under ``core``) and write ``vars.json``."""
-    v = compute(load(summary_path))
-    if accsplit_path is not None:
-        from artifact.contract import accsplit as acc  # only with the study's file
-        from artifact.render import accsplit_vars
-
-        v["accsplit"] = files.to_plain(accsplit_vars.compute(
-            acc.read(accsplit_path, error=SummaryError)))
-    if workload_path is not None:
-        from artifact.contract import workload as wcontract  # only with the study's file
-        from artifact.render import workload as rworkload
-
-        v["workload"] = files.to_plain(rworkload.variables(
-            wcontract.read(workload_path, error=SummaryError)))
-    if costmodel_path is not None:
-        from artifact.render import costmodel as rcost  # only with the cost model's file
-
-        v["costmodel"] = files.to_plain(rcost.variables(rcost.load(costmodel_path)))
-    if realism_path is not None:
-        from artifact.render import realism as rrealism  # only with the study's file
-
-        v["realism"] = files.to_plain(rrealism.variables(rrealism.load(realism_path)))
-    if core_path is not None:
-        from artifact.render import core as rcore  # only with the study's file
-
-        v["core"] = files.to_plain(rcore.variables(rcore.load(core_path)))
+    ``core.json`` under ``core``) and write ``vars.json``; beside it, ``sources.json``: each
+    number's key and the analysis fields it was computed from
+    (:func:`artifact.render.provenance.field_sources`)."""
+    summary, studies, where = read_inputs(summary_path, {
+        "accsplit": accsplit_path, "workload": workload_path, "costmodel": costmodel_path,
+        "realism": realism_path, "core": core_path})
+    v = compute_all(summary, studies, where)
+    tagged = compute_all(provenance.tag(summary, SOURCES["summary"]),
+                         {k: provenance.tag(d, SOURCES[k]) for k, d in studies.items()}, where)
+    files.write_text(out.with_name(SOURCES_NAME),
+                     dumps(dict(provenance.field_sources(tagged))))
     return files.write_text(out, dumps(v))
+
+
+SOURCES_NAME = "sources.json"

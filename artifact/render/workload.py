@@ -16,6 +16,7 @@ from matplotlib.axes import Axes
 
 from artifact.contract import workload as contract
 from artifact.errors import RenderError
+from artifact.render.provenance import as_float
 from artifact.render.text import is_missing
 
 METRIC_LABELS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E latency"}
@@ -99,7 +100,7 @@ class BinDiffs:
 
 
 def _f(x: Any) -> float | None:
-    return None if is_missing(x) else float(x)
+    return None if is_missing(x) else as_float(x)
 
 
 def plot_bins(ax: Axes, w: contract.Workload, metric: str, colours: dict[str, str], *,

@@ -33,7 +33,7 @@ def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
     data = {paths.SUMMARY: summary, paths.ACCSPLIT: accsplit, paths.WORKLOAD: workload,
             paths.COSTMODEL: cost, paths.REALISM: realism, paths.CORE: core}
     for entry in catalogue.TABLES:
-        tables.write(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
+        tables.write_every(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
     for entry in catalogue.FIGURES:
         figures.write(data[entry.data], entry.name, build / "figures")
     rvars.write(summary, build / "vars.json", accsplit, workload, cost, realism, core)
