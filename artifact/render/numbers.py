@@ -22,6 +22,7 @@ committed run folders.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -277,46 +278,68 @@ def resolver(analysis: Iterable[Path], claims: Iterable[Claim],
 
 def printed(entries: Iterable[Entry], md: str, where: Path) -> list[Entry]:
     """The registered numbers the Markdown prints (a template may format a number it then
-    leaves out), each once: a number printed twice would give two elements one id."""
-    import re
-
+    leaves out), in the order it prints them (a table's caption comes before its cells), each
+    once: a number printed twice would give two elements one id."""
     seen = Counter(re.findall(r"\{#([A-Za-z0-9_-]+) \.(?:claim \.)?num\}", md))
     twice = sorted(a for a, k in seen.items() if k > 1)
     if twice:
         raise ManuscriptError(f"{where}: number {twice[0]} printed {seen[twice[0]]} times "
                               "(a formatted number kept in a variable): format it where printed")
-    return [e for e in entries if e.anchor in seen]
+    at = {a: i for i, a in enumerate(seen)}  # in the order the paper prints them
+    return sorted((e for e in entries if e.anchor in seen), key=lambda e: at[e.anchor])
 
 
 def _plain(md: str) -> str:
     """Markdown of one paragraph as text: links and spans by their text, escapes undone."""
-    import re
-
     text = re.sub(r'\[((?:\\.|[^\]\\])*)\]\([^)\s]*(?: "[^"]*")?\)(\{[^}]*\})?', r"\1", md)
     text = re.sub(r"\[((?:\\.|[^\]\\])*)\]\{[^}]*\}", r"\1", text)
+    text = re.sub(r"(?<!\\)[*]", "", text)  # emphasis
     text = re.sub(r"\\(.)", r"\1", text)
     return " ".join(text.split())
 
 
 def contexts(md: str, rows: list[Row]) -> None:
     """Each row's section heading and the sentence around it, from the rendered Markdown."""
-    section = ""
-    where: dict[str, tuple[str, str]] = {}
+    section = "Abstract"  # the metadata block before the first heading: title, abstract
+    table = ""
+    said: dict[str, tuple[str, str]] = {}
     for para in md.split("\n\n"):
-        for line in para.splitlines():
+        lines = para.splitlines()
+        for line in lines:
             if line.startswith("#"):
                 section = _plain(line.lstrip("#").split("{")[0].strip())
+            elif m := re.match(r"(Table \d+)\. ", line):
+                table = m.group(1)
+        rows_at = [i for i, line in enumerate(lines) if line.startswith("|")]
         for anchor in _anchors(para):
-            where[anchor] = (section, para)
+            line_no = next((i for i in rows_at if f"{{#{anchor} " in lines[i]), None)
+            if line_no is None:
+                said[anchor] = (section, _snippet(para, anchor))
+            else:  # a table cell: its row and column
+                said[anchor] = (f"{section}, {table}", _cell(lines, rows_at, line_no, anchor))
     for r in rows:
-        sec, para = where.get(r.anchor, ("", ""))
-        r.section = sec
-        r.context = _snippet(para, r.anchor)
+        r.section, r.context = said.get(r.anchor, ("", ""))
+
+
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in _PIPE.split(line.strip())[1:-1]]
+
+
+def _cell(lines: list[str], rows_at: list[int], at: int, anchor: str) -> str:
+    """Where a table cell is, in words: its row (the first cells that name it) and column."""
+    cells = _cells(lines[at])
+    col = next(i for i, c in enumerate(cells) if f"{{#{anchor} " in c)
+    header = _cells(lines[rows_at[0]]) if rows_at else []
+    names = [_plain(c) for c in cells[:col] if c and "](" not in c][:3]
+    head = _plain(header[col]) if col < len(header) else ""
+    row = ", ".join(n for n in names if n) or "first column empty"
+    return f"row {row}; column {head}" if head else f"row {row}"
 
 
 def _anchors(para: str) -> list[str]:
-    import re
-
     return re.findall(r"\{#([A-Za-z0-9_-]+) \.(?:claim \.)?num\}", para)
 
 
@@ -329,9 +352,15 @@ def _snippet(para: str, anchor: str, width: int = 90) -> str:
     start = para.rfind("[", 0, i)
     while start > 0 and para[start - 1] == "\\":
         start = para.rfind("[", 0, start - 1)
-    before, after = _plain(para[:max(start, 0)]), _plain(para[max(start, 0):])
-    text = before[-width:] + " " + marker + after[:width]
-    return text.strip()
+    start = max(start, 0)
+    before, _, after = _plain(para[:start] + marker + para[start:]).partition(marker)
+    if len(before) > width:  # whole words, an ellipsis where the sentence goes on
+        cut = before[-width:]
+        before = "…" + cut[cut.find(" ") + 1:] if " " in cut else "…" + cut
+    if len(after) > width:
+        cut = after[:width]
+        after = (cut[:cut.rfind(" ")] if " " in cut else cut) + "…"
+    return before + marker + after
 
 
 def write(rows: list[Row], out_dir: Path, templates: Path = paths.TEMPLATES) -> tuple[Path, Path]:

@@ -265,6 +265,7 @@ class Registry:
     page: str = "numbers.html"
     entries: list[Entry] = field(default_factory=list)
     untracked: list[str] = field(default_factory=list)
+    issued: set[str] = field(default_factory=set)  # the link markup printed for each number
 
     def add(self, text: str, sources: Iterable[str], claim: str | None = None,
             anchor: str | None = None) -> Entry:

@@ -25,7 +25,7 @@ from artifact.render import costmodel as rcostmodel
 from artifact.render import realism as rrealism
 from artifact.render import workload as rworkload
 from artifact.render.model import Summary, SummaryError, load
-from artifact.render.text import DASH, environment, interval, is_missing, num
+from artifact.render.text import DASH, environment, interval, is_missing, marking, num
 
 
 def _tok(s: Summary, run_id: str) -> float | None:
@@ -109,6 +109,13 @@ def _beyond(fit: Any) -> str | None:
     if fit["alpha_be"] < 0:
         return "< 0"
     return None
+
+
+def _fit_shows(fit: Any, digits: int = 2) -> tuple[Any, ...]:
+    """The numbers :func:`fit_text` and :func:`fit_short` may print of a fit."""
+    if not fit:
+        return ()
+    return tuple(fit.get(k) for k in ("alpha_be", "alpha_be_ci_low", "alpha_be_ci_high"))
 
 
 def fit_short(fit: Any, digits: int = 2) -> Any:
@@ -237,8 +244,11 @@ WORKLOAD_CONTEXTS: dict[str, Callable[[wcontract.Workload], dict[str, Any]]] = {
 
 def _env(fmt: str, templates: Path) -> jinja2.Environment:
     env = environment(fmt, jinja2.FileSystemLoader(templates / "tables"))
-    env.filters["fit"] = fit_text
-    env.filters["fit_short"] = fit_short
+    if fmt == "md":  # paper.html's table links each break-even point to where it comes from
+        env.filters["fit"], env.filters["fit_short"] = marking(fit_text, _fit_shows), \
+            marking(fit_short, _fit_shows)
+    else:
+        env.filters["fit"], env.filters["fit_short"] = fit_text, fit_short
     return env
 
 

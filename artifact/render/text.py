@@ -224,8 +224,25 @@ def provenance_link(text: str, sources: prov.Sources, *, claim: str | None = Non
     assert reg is not None, "provenance_link outside provenance.recording"
     e = reg.add(text, sources, claim=claim, anchor=anchor)
     classes = ".claim .num" if claim else ".num"
-    return Raw(f'[{md_escape(text)}]({reg.page}#{e.id} "{_title(reg.title(e))}")'
-               f"{{#{e.anchor} {classes}}}")
+    link = (f'[{md_escape(text)}]({reg.page}#{e.id} "{_title(reg.title(e))}")'
+            f"{{#{e.anchor} {classes}}}")
+    reg.issued.add(link)
+    return Raw(link)
+
+
+# a link provenance_link made, as a template's macro returns it inside plain text
+_LINK = re.compile(r'\[(?:\\.|[^\]\\])*\]\([^ )]+ "[^"]*"\)\{#[^ }]+ [^}]*\}')
+
+
+def _escaped_around_links(text: str, escape: Callable[[str], str], issued: set[str]) -> str:
+    """``text`` escaped, except the number links this rendering made (a macro's output is plain
+    text to Jinja, though it holds them)."""
+    out, at = [], 0
+    for m in _LINK.finditer(text):
+        if m.group(0) in issued:
+            out += [escape(text[at:m.start()]), m.group(0)]
+            at = m.end()
+    return "".join(out) + escape(text[at:])
 
 
 def _shown(text: str, args: tuple[Any, ...]) -> str:
@@ -243,11 +260,17 @@ def _shown(text: str, args: tuple[Any, ...]) -> str:
     return provenance_link(text, sources)
 
 
-def _marking(f: Callable[..., str]) -> Callable[..., str]:
-    """A formatting filter whose output is a provenance link while a registry records."""
+def marking(f: Callable[..., Any],
+            shown: Callable[..., tuple[Any, ...]] | None = None) -> Callable[..., Any]:
+    """A formatting filter whose output is a provenance link while a registry records: its
+    sources are those of the numbers among its arguments, or among ``shown(*args)`` (the values
+    it prints, when an argument holds more)."""
     @functools.wraps(f)
-    def marked(*args: Any, **kwargs: Any) -> str:
-        return _shown(f(*args, **kwargs), args)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        out = f(*args, **kwargs)
+        if out is None or isinstance(out, Raw):
+            return out
+        return _shown(out, shown(*args) if shown is not None else args)
 
     return marked
 
@@ -302,6 +325,9 @@ def _finalizer(escape: Any, mark: Callable[[str, tuple[Any, ...]], str]) -> Any:
         if isinstance(value, float):
             return mark(escape(num(value)), (value,))
         if isinstance(value, str):
+            reg = prov.active() if mark is _shown else None
+            if reg is not None and reg.issued and f"]({reg.page}#" in value:
+                return _escaped_around_links(value, escape, reg.issued)
             return escape(value)
         if mark is _shown and prov.is_number(value):
             return _shown(str(value), (value,))
@@ -335,7 +361,7 @@ def environment(
     if fmt == "md":
         # Markdown (paper.html): while a provenance registry records, what a filter prints from
         # a tagged number is a link to where it comes from; otherwise exactly its text
-        formats = [(name, _marking(f)) for name, f in formats[:-1]]
+        formats = [(name, marking(f)) for name, f in formats[:-1]]
         formats.append(("prose_list", _prose_list_marked))
         env.filters["join"] = _join
         env.filters["length"] = env.filters["count"] = prov.count

@@ -215,3 +215,48 @@ def test_paper_at_phone_width_keeps_captions_whole_and_links_figures(
     shot = _shots(tmp_path) / "paper-390.png"
     page.screenshot(path=str(shot), full_page=False)
     page.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1200px", "390px"])
+def test_a_number_links_to_where_it_comes_from_and_back(
+        browser: Any, built: Path, tmp_path: Path, viewport: dict[str, int]) -> None:
+    """The provenance layer in a browser: a number in the text and one in a table each open
+    their row of numbers.html, marked and in view; from the row, a run folder (which exists),
+    the claim's row in report.html and the number in paper.html (marked) open; numbers.html
+    does not scroll sideways at phone width."""
+    page = _open(browser, built / "paper.html", viewport)
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    for selector in ("p a.num", "div.table a.num"):
+        link = page.locator(selector).first
+        number = link.inner_text()
+        assert link.get_attribute("title")  # the hover says where it is from
+        link.click()
+        page.wait_for_url("**/numbers.html#*")
+        row = page.evaluate("""() => {
+            const e = document.querySelector(':target'); const r = e.getBoundingClientRect();
+            return {id: e.id, top: r.top, bottom: r.bottom, bg: getComputedStyle(e).backgroundColor,
+                    value: e.querySelector('a.value').innerText, width: r.width};}""")
+        assert row["value"] == number and row["top"] >= -1 and row["top"] < viewport["height"]
+        assert row["bg"] not in ("rgba(0, 0, 0, 0)", "transparent")
+        assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        page.go_back()
+    page.goto((built / "numbers.html").as_uri())
+    runs = page.eval_on_selector_all("td[data-label=Runs] a", "els => els.map(a => a.href)")
+    assert runs and all(_local(h)[0].is_dir() for h in runs[:50])
+    claim = page.locator("td[data-label=Claim] a").first
+    cid = claim.inner_text()
+    claim.click()
+    page.wait_for_url("**/report.html#src-*")
+    assert page.evaluate("document.querySelector(':target').id") == f"src-{cid}"
+    page.goto((built / "numbers.html").as_uri())
+    back = page.locator("a.value").nth(3)
+    text = back.inner_text()
+    back.click()
+    page.wait_for_url("**/paper.html#*")
+    target = page.evaluate("""() => {const e = document.querySelector(':target');
+        return {text: e.innerText, bg: getComputedStyle(e).backgroundColor};}""")
+    assert target["text"] == text and target["bg"] not in ("rgba(0, 0, 0, 0)", "transparent")
+    shot = _shots(tmp_path) / f"numbers-{viewport['width']}.png"
+    page.goto((built / "numbers.html").as_uri())
+    page.screenshot(path=str(shot), full_page=False)
+    page.close()
