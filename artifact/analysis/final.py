@@ -68,6 +68,7 @@ def _stats(
     return Stats(
         n=len(recs),
         n_drafted=len(alphas),
+        alpha_pooled=_pooled(recs) if drafted else None,
         # timing statistics leave contended requests out; acceptance keeps them
         tok_per_s=_loc([r.timings.predicted_per_second for r in recs if r.contended is not True]),
         alpha=_center(alphas) if drafted else None,
@@ -79,6 +80,19 @@ def _stats(
         duration_s=duration_s,
         n_errors=n_errors,
     )
+
+
+def _pooled(recs: Sequence[records.Result]) -> float | None:
+    """Accepted over drafted tokens, each summed over the requests; None when none drafted.
+
+    >>> from types import SimpleNamespace as R
+    >>> rs = [R(timings=R(draft_n=g, draft_n_accepted=a)) for a, g in ((1, 4), (9, 12))]
+    >>> _pooled(rs), _pooled(rs[:0])  # (1 + 9) / (4 + 12); the mean per request is 0.5
+    (0.625, None)
+    """
+    drafted = sum(r.timings.draft_n or 0 for r in recs)
+    accepted = sum(r.timings.draft_n_accepted or 0 for r in recs if r.timings.draft_n)
+    return accepted / drafted if drafted else None
 
 
 def final_stats(run: Run, entry_of: Sequence[LogEntry | None], *, pairing_ok: bool) -> FinalEntry:

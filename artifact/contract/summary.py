@@ -15,7 +15,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: Stats.alpha_pooled (acceptance pooled over requests)
 
 FitStatus = Literal["ok", "too_few_points", "no_baseline", "ambiguous_baseline", "degenerate"]
 
@@ -41,7 +41,13 @@ class Stats(TypedDict):
     n: Annotated[int, "records in the statistics (spurious timings excluded)"]
     n_drafted: Annotated[int, "requests that received a draft (non-null alpha)"]
     tok_per_s: Annotated[Location, "decoding tok/s (server timings)"]
-    alpha: Annotated[Center | None, "draft acceptance; null for drafter none"]
+    alpha: Annotated[Center | None, "draft acceptance per request (accepted over drafted "
+                     "tokens), mean and median over the requests that received a draft; "
+                     "null for drafter none"]
+    alpha_pooled: Annotated[float | None, "draft acceptance pooled over requests: accepted "
+                            "over drafted tokens, each summed over the requests (a request "
+                            "weighs by its drafted tokens; the cost model's acceptance); null "
+                            "for drafter none or when nothing was drafted"]
     tau_mean: Annotated[float | None, "mean acceptance length (the server's `mean len`); "
                         "null for drafter none or when log pairing failed"]
     ttft_ms: Annotated[Location, "time to first token, client side"]

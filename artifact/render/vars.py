@@ -73,7 +73,7 @@ def _speedups(s: Summary) -> list[dict[str, Any]]:
             "draft_quant": c.draft_quant, "k": c.k,
             "speedup": sp["mean_ratio"], "median_ratio": sp["median_ratio"],
             "ratio_of_means": sp["ratio_of_means"], "n_matched": sp["n_matched"],
-            "alpha": alpha, "tau": st.get("tau_mean"),
+            "alpha": alpha, "alpha_pooled": st.get("alpha_pooled"), "tau": st.get("tau_mean"),
             "n": st.get("n"), "n_drafted": st.get("n_drafted"),
             "tok_per_s": (st.get("tok_per_s") or {}).get("mean"),
             "ttft_ms": (st.get("ttft_ms") or {}).get("mean"), "by_domain": by_domain,
@@ -218,6 +218,10 @@ def compute(s: Summary) -> dict[str, Any]:
             if ok and base and f["a"] is not None and f["beta"] is not None else None,
         })
     informative = [b for b in breakeven if b["informative"]]
+    # the two acceptances of the acceptance table, where they differ most
+    both = [x for x in ranked if not is_missing(x["alpha"]) and not is_missing(x["alpha_pooled"])]
+    alpha_apart = max(both, key=lambda x: (abs(x["alpha"] - x["alpha_pooled"]), x["run"]),
+                      default=None)
     be_ok = [b for b in informative if b["alpha_be"] is not None]
     k_ignored = sorted({s.configs[b["run"]].drafter for b in breakeven
                         if b["k_binding"] is False})
@@ -333,6 +337,7 @@ def compute(s: Summary) -> dict[str, Any]:
         "breakeven_summary": be_summary,
         "k_ignored": k_ignored,
         "breakeven_lowest": min(be_ok, key=lambda b: (b["alpha_be"], b["run"])) if be_ok else None,
+        "alpha_apart": alpha_apart,
         "warnings": list(raw["warnings"]),
     }
     return dict(files.to_plain(out))

@@ -88,6 +88,7 @@ def test_final_stats_by_hand(small):
     # tok/s 75, 60, 30: mean 55, median 60, p95 = 60 + 0.9 * 15
     assert mod["tok_per_s"] == {"mean": 55.0, "median": 60.0, "p95": 73.5}
     assert mod["alpha"] == {"mean": 0.5, "median": 0.5}
+    assert base["alpha_pooled"] is None and mod["alpha_pooled"] == 0.5  # (3 + 1 + 2) / 12
     assert mod["tau_mean"] == 1.75
     assert mod["peak_gpu_mem_mib"] is None  # no GPU: null, and no warning
     assert s["final"]["final-mod"]["by_domain"]["code"]["tok_per_s"]["mean"] == 67.5
@@ -171,6 +172,7 @@ def test_nan_is_null_with_a_warning(small):
          [("code-1", "code", 50.0, None, None, None)])
     s = build_summary(small)
     assert s["final"]["final-nodraft"]["overall"]["alpha"] == {"mean": None, "median": None}
+    assert s["final"]["final-nodraft"]["overall"]["alpha_pooled"] is None  # nothing drafted
     (w,) = [w for w in s["warnings"] if w.startswith("final.final-nodraft")]
     assert "overall.alpha.mean" in w and "written as null" in w
 
@@ -282,7 +284,7 @@ def test_bad_inputs_each_warn_and_the_rest_is_analysed(bad_root):
 def test_cli_writes_the_summary(small, tmp_path, capsys):
     out = tmp_path / "out" / "summary.json"
     assert main(["--runs", str(small), "--out", str(out)]) == 0
-    assert json.loads(out.read_text())["schema_version"] == 1
+    assert json.loads(out.read_text())["schema_version"] == 2
     assert "wrote" in capsys.readouterr().out
     assert main(["--runs", str(tmp_path / "missing"), "--out", str(out)]) == 2
     assert "runs directory not found" in capsys.readouterr().err

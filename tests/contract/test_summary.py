@@ -66,7 +66,7 @@ def _off(raw: Any, path: str, value: Any) -> Any:
     ("speedup/ghost", {"baseline_run": "x", "overall": {"n_matched": 1, "mean_ratio": None,
                        "median_ratio": None, "ratio_of_means": None}, "by_domain": {}},
      "speedup.ghost", "run not in 'runs'"),
-    ("schema_version", 2, "schema_version", "this reader reads 1"),
+    ("schema_version", 3, "schema_version", "this reader reads 2"),
 ])
 def test_off_schema_is_one_line_naming_file_and_field(
     tmp_path: Path, path: str, value: Any, field: str, expected: str

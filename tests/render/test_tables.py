@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from artifact import paths
+from artifact.contract import summary as contract
 from artifact.render import catalogue, model, tables
 from artifact.render.text import DASH, md_escape, tex_escape
 
@@ -101,7 +102,7 @@ def test_write_produces_both_formats(summary_path: Path, tmp_path: Path) -> None
 
 def test_schema_errors_name_file_and_field(tmp_path: Path) -> None:
     raw = build_summary()
-    raw["schema_version"] = 2
+    raw["schema_version"] = contract.SCHEMA_VERSION + 1
     with pytest.raises(model.SummaryError, match=r"x\.json: field 'schema_version'"):
         model.from_json(raw, "x.json")
     raw = build_summary()
