@@ -50,7 +50,10 @@ has the same files, and:
   ``"<side>:<session>"`` and ``repeat`` = the turn.
 
 Writing appends one JSON line and fsyncs; reading is tolerant: undecodable bytes and broken
-lines are skipped and counted (:class:`JsonlRead`), never a crash.
+lines are skipped and counted (:class:`JsonlRead`), never a crash. Results and turns are
+decoded by msgspec straight into their classes, the JSON types checked as they are parsed; a
+line that is not a record is counted, with its number and why (:class:`BadLine`, e.g.
+``timings.ttft_ms: expected a number, got a string``).
 
 A run's data lie in the repository: a run folder, or a file of one, that a symbolic link leads
 out of it is refused in one line naming it and where it points (:class:`OutsideError`), both
