@@ -50,7 +50,10 @@ has the same files, and:
   ``"<side>:<session>"`` and ``repeat`` = the turn.
 
 Writing appends one JSON line and fsyncs; reading is tolerant: undecodable bytes and broken
-lines are skipped and counted (:class:`JsonlRead`), never a crash.
+lines are skipped and counted (:class:`JsonlRead`), never a crash. Results and turns are
+decoded by msgspec straight into their classes, the JSON types checked as they are parsed; a
+line that is not a record is counted, with its number and why (:class:`BadLine`, e.g.
+``timings.ttft_ms: expected a number, got a string``).
 
 A run's data lie in the repository: a run folder, or a file of one, that a symbolic link leads
 out of it is refused in one line naming it and where it points (:class:`OutsideError`), both
@@ -69,11 +72,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import msgspec
+
 from artifact import files, paths
 from artifact.errors import OutsideError as OutsideError
 from artifact.errors import RecordError as RecordError
 
 SCHEMA = 1
+# A JSON number as it was written: an integer stays an int, a fraction is a float (a bool is
+# neither). The typed reader keeps each as written, as ``json.loads`` does.
+Number = int | float
 # What a run's ``spec.drafter`` may be: llama-server's ``--spec-type`` values, "none" first.
 DRAFTERS = (
     "none",
@@ -189,10 +197,10 @@ class Timings:
     """The server's own ``timings`` object of a finished ``/completion`` (server clock, ms)."""
 
     prompt_n: int
-    prompt_ms: float
+    prompt_ms: Number
     predicted_n: int
-    predicted_ms: float
-    predicted_per_second: float
+    predicted_ms: Number
+    predicted_per_second: Number
     cache_n: int
     draft_n: int | None = None  # absent from the server's reply when nothing was drafted
     draft_n_accepted: int | None = None
@@ -214,21 +222,21 @@ class Result:
     repeat: int
     attempt: int
     server_start: int
-    sent_unix_s: float
-    queue_ms: float
-    ttft_ms: float | None
-    e2e_ms: float
-    event_ms: list[float]
+    sent_unix_s: Number
+    queue_ms: Number
+    ttft_ms: Number | None
+    e2e_ms: Number
+    event_ms: list[Number]
     timings: Timings
     stop_type: str
-    alpha: float | None  # draft_n_accepted / draft_n, None when nothing was drafted
+    alpha: Number | None  # draft_n_accepted / draft_n, None when nothing was drafted
     # Later fields (absent from records written before they existed, read as None):
     event_text: list[str] | None = None  # streamed text of each event, parallel to event_ms
     seed: int | None = None  # the request's sampling seed
     window: str | None = None  # the run's measurement window label (spec.window)
     utc_date: str | None = None  # UTC date the request was sent, YYYY-MM-DD (a label)
     # /metrics counter deltas over this request alone (spec.metrics_per_request)
-    metrics_delta: dict[str, float] | None = None
+    metrics_delta: dict[str, Number] | None = None
     # How busy the machine was during this request (see the module docstring), and whether
     # that exceeded the run's threshold; None in records written before they existed.
     contention: dict[str, Any] | None = None
@@ -260,20 +268,20 @@ class TurnResult:
     slot: int
     attempt: int
     server_start: int
-    sent_unix_s: float
-    queue_ms: float
+    sent_unix_s: Number
+    queue_ms: Number
     prompt_chars: int
     prompt_tokens: int
     cached_tokens: int
     output_tokens: int
     n_predict: int
-    ttft_ms: float | None
-    tpot_ms: float | None
-    e2e_ms: float
-    event_ms: list[float]
+    ttft_ms: Number | None
+    tpot_ms: Number | None
+    e2e_ms: Number
+    event_ms: list[Number]
     timings: Timings
     stop_type: str
-    alpha: float | None
+    alpha: Number | None
     # The turn's own contention window (issue 17; None in workload runs measured before).
     contention: dict[str, Any] | None = None
     contended: bool | None = None
@@ -367,32 +375,53 @@ def iter_jsonl(path: Path) -> Iterator[dict[str, Any] | None]:
         yield obj
 
 
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` that are not blank, each with its number (from 1; blank lines are
+    counted, not given); none when there is no file. A file in the repository by name and
+    outside it in fact is refused (:func:`in_repository`), as by :func:`read_json`."""
+    in_repository(path)
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for line, raw in enumerate(f, 1):
+            if raw.strip():
+                yield line, raw
+
+
+_UNTYPED = msgspec.json.Decoder()
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    """One line's JSON object, or None: msgspec parses it, and the stdlib what msgspec refuses
+    (NaN, Infinity, a number beyond a float's range, a lone surrogate escape), so the line
+    reads as :func:`json.loads` reads it."""
+    try:
+        obj = _UNTYPED.decode(raw if raw.isascii() else raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    except msgspec.DecodeError:
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except json.JSONDecodeError:
+            return None
+    return obj if isinstance(obj, dict) else None
+
+
 def iter_jsonl_numbered(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """:func:`iter_jsonl` with each line's number (from 1; blank lines are skipped but counted),
     for messages that name the line.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-    >>> _ = p.write_bytes(b'{"a": 1}\\n\\n{"a": \\xff\\n{"a": 2}\\n')
+    >>> _ = p.write_bytes(b'{"a": 1}\\n\\n{"a": \\xff\\n{"a": NaN}\\n')
     >>> list(iter_jsonl_numbered(p))
-    [(1, {'a': 1}), (3, None), (4, {'a': 2})]
+    [(1, {'a': 1}), (3, None), (4, {'a': nan})]
 
     A file in the repository by name and outside it in fact is refused
     (:func:`in_repository`), as by :func:`read_json`.
     """
-    in_repository(path)
-    if not path.exists():
-        return
-    with path.open("rb") as f:
-        for line, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                yield line, None
-                continue
-            yield line, obj if isinstance(obj, dict) else None
+    for line, raw in _lines(path):
+        yield line, _json_object(raw)
 
 
 def read_jsonl(path: Path) -> JsonlRead:
@@ -410,21 +439,6 @@ def read_jsonl(path: Path) -> JsonlRead:
     return JsonlRead(good, len(rows) - len(good))
 
 
-_NUM, _INT, _STR = "number", "integer", "string"
-_TIMING_KINDS = {"prompt_n": _INT, "prompt_ms": _NUM, "predicted_n": _INT, "predicted_ms": _NUM,
-                 "predicted_per_second": _NUM, "cache_n": _INT, "draft_n": _INT,
-                 "draft_n_accepted": _INT}
-_OPTIONAL_TIMINGS = frozenset({"draft_n", "draft_n_accepted"})
-_RESULT_KINDS = {"prompt_id": _STR, "domain": _STR, "prompt_sha256": _STR, "repeat": _INT,
-                 "attempt": _INT, "server_start": _INT, "sent_unix_s": _NUM, "queue_ms": _NUM,
-                 "ttft_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
-_OPTIONAL_RESULT = frozenset({"ttft_ms", "alpha"})
-_TURN_KINDS = {"session_id": _STR, "side": _STR, "condition": _STR, "turn": _INT, "order": _INT,
-               "slot": _INT, "attempt": _INT, "server_start": _INT, "sent_unix_s": _NUM,
-               "queue_ms": _NUM, "prompt_chars": _INT, "prompt_tokens": _INT,
-               "cached_tokens": _INT, "output_tokens": _INT, "n_predict": _INT, "ttft_ms": _NUM,
-               "tpot_ms": _NUM, "e2e_ms": _NUM, "stop_type": _STR, "alpha": _NUM}
-_OPTIONAL_TURN = frozenset({"ttft_ms", "tpot_ms", "alpha"})
 SIDES = ("real", "synthetic")
 # The interleaved design's sides (issue 17): REAL replays and one side per synthetic condition.
 _SIDE = re.compile(r"real-[a-d]|synthetic-[a-z0-9][a-z0-9+-]*")
@@ -439,89 +453,14 @@ def valid_side(side: Any) -> bool:
     return isinstance(side, str) and (side in SIDES or _SIDE.fullmatch(side) is not None)
 
 
+_INT = "integer"
+
+
 def _typed(v: Any, kind: str) -> bool:
+    """``v`` is a JSON integer (``kind`` "integer") or number, never a bool."""
     if isinstance(v, bool):
         return False
-    if kind == _INT:
-        return isinstance(v, int)
-    if kind == _NUM:
-        return isinstance(v, int | float)
-    return isinstance(v, str)
-
-
-# The types json.loads gives a value of each kind: a value of exactly one of them passes without
-# :func:`_typed`'s checks (which decide for anything else, e.g. a subclass, with the same verdict).
-_EXACT = {_INT: frozenset({int}), _NUM: frozenset({int, float}), _STR: frozenset({str})}
-
-
-def _check_kinds(row: dict[str, Any], kinds: dict[str, str], optional: frozenset[str],
-                 prefix: str = "") -> None:
-    """Each field of ``kinds`` present with its JSON type (``optional`` ones may be null);
-    a missing field is a KeyError, a mistyped one a TypeError naming it."""
-    for k, kind in kinds.items():
-        v = row.get(k) if k in optional else row[k]
-        if type(v) in _EXACT[kind]:
-            continue
-        if not (v is None and k in optional) and not _typed(v, kind):
-            raise TypeError(f"{prefix}{k}: expected a {kind}, got {v!r}")
-
-
-def _timings(row: dict[str, Any]) -> Timings:
-    t = row["timings"]
-    if not isinstance(t, dict):
-        raise TypeError(f"timings: expected an object, got {t!r}")
-    _check_kinds(t, _TIMING_KINDS, _OPTIONAL_TIMINGS, "timings.")
-    tv: dict[str, Any] = {k: t.get(k) for k in Timings.__dataclass_fields__}
-    return Timings(**tv)
-
-
-_NUMBER_TYPES = frozenset({int, float})
-
-
-def _check_events(row: dict[str, Any]) -> None:
-    """``event_ms`` a list of numbers; ``event_text`` (when present) strings, one per event.
-
-    One per token, so this runs per record on lists of a hundred values: the types are first
-    compared as a set (a decoded JSON number is exactly int or float), and only a list with any
-    other type is checked one by one (the same verdict: bool is an int but not a number here).
-    """
-    events = row["event_ms"]
-    if not isinstance(events, list) or not (set(map(type, events)) <= _NUMBER_TYPES
-                                            or all(_typed(x, _NUM) for x in events)):
-        raise TypeError("event_ms: expected a list of numbers")
-    text = row.get("event_text")
-    if text is not None and (not isinstance(text, list) or len(text) != len(events)
-                             or not (set(map(type, text)) <= {str}
-                                     or all(isinstance(x, str) for x in text))):
-        raise TypeError("event_text: expected a string per event")
-
-
-def _check_counters(d: Any) -> None:
-    """``metrics_delta``: null, or an object of counter name -> number (its values are judged
-    by the analysis: a non-finite or negative delta is an impossible record, not unreadable)."""
-    if d is None:
-        return
-    if not isinstance(d, dict) or not all(_typed(v, _NUM) for v in d.values()):
-        raise TypeError(f"metrics_delta: expected an object of numbers, got {d!r}")
-
-
-def result_from_row(row: dict[str, Any]) -> Result:
-    """Typed :class:`Result` from a decoded row (raises KeyError/TypeError when malformed:
-    a missing field, or a field of the wrong JSON type; such a line counts as unreadable)."""
-    timings = _timings(row)
-    _check_kinds(row, _RESULT_KINDS, _OPTIONAL_RESULT)
-    _check_events(row)
-    _check_counters(row.get("metrics_delta"))
-    _check_contention(row.get("contention"), row.get("contended"))
-    for k in ("seed", "round_pos"):
-        if row.get(k) is not None and not _typed(row[k], _INT):
-            raise TypeError(f"{k}: expected an integer or null, got {row[k]!r}")
-    for k in ("window", "utc_date"):
-        if row.get(k) is not None and not isinstance(row[k], str):
-            raise TypeError(f"{k}: expected a string or null, got {row[k]!r}")
-    fields: dict[str, Any] = {k: row[k] if k not in LATER_RESULT_FIELDS else row.get(k)
-                              for k in Result.__dataclass_fields__ if k != "timings"}
-    return Result(timings=timings, **fields)
+    return isinstance(v, int) if kind == _INT else isinstance(v, int | float)
 
 
 LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta",
@@ -565,7 +504,7 @@ def _check_contention(c: Any, contended: Any) -> None:
 EVENT_SLACK_MS = 0.01
 
 
-def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
+def event_problem(event_ms: list[Number], e2e_ms: Number | None) -> str | None:
     """Why a record's event arrival times cannot be measurements, or None: each finite, not
     negative, in arrival order, none after the end of the request (beyond rounding).
 
@@ -592,7 +531,7 @@ def event_problem(event_ms: list[float], e2e_ms: float | None) -> str | None:
     return None
 
 
-def finite(v: float) -> bool:
+def finite(v: Number) -> bool:
     """``v`` is a finite number; an integer too large for a float (JSON allows any number of
     digits) is not.
 
@@ -605,7 +544,7 @@ def finite(v: float) -> bool:
         return False
 
 
-def _finite_sum(values: list[float]) -> bool:
+def _finite_sum(values: list[Number]) -> bool:
     """The sum of ``values`` is finite: none is NaN or infinite (an overflow, or an integer too
     large for a float, gives False: the caller then checks one by one)."""
     try:
@@ -614,9 +553,9 @@ def _finite_sum(values: list[float]) -> bool:
         return False
 
 
-def _first_event_problem(event_ms: list[float]) -> str | None:
+def _first_event_problem(event_ms: list[Number]) -> str | None:
     """The first event that is not finite, negative or out of order, or None."""
-    prev = 0.0
+    prev: Number = 0.0
     for i, v in enumerate(event_ms):
         if not finite(v) or v < 0:
             return f"event_ms[{i}] {v!r} negative or not finite"
@@ -626,116 +565,208 @@ def _first_event_problem(event_ms: list[float]) -> str | None:
     return None
 
 
-def _drop_events(row: dict[str, Any]) -> None:
-    """Drop a row's per-event times and texts (one per token) once their types are checked,
-    unless their values break :func:`event_problem`: then they stay, for the analysis to
-    exclude the record as impossible (the same rule whether events are kept or not)."""
-    _check_events(row)
-    e2e = row.get("e2e_ms")
-    if event_problem(row["event_ms"], e2e if _typed(e2e, _NUM) else None) is None:
-        row["event_ms"] = []
-        if "event_text" in row:
-            row["event_text"] = None
-
-
-# The fast path (issue 21). ``json.loads`` gives each value as exactly one of a few built-in
-# types, so a well-formed row is recognised by the exact types of its values (compared at C
-# speed) and built without the dataclasses' generated ``__init__`` (an ``object.__setattr__``
-# per field: most of what reading a record cost beyond parsing it). Anything else (a field
-# missing, a bool where a number goes, a subclass, an event out of order) gets None, and the
-# full checks (:func:`result_from_row`, :func:`turn_from_row`) decide, with their messages.
-# tests/test_records.py checks that both agree on randomly corrupted rows.
-_R = TypeVar("_R")
-_NONE: type = type(None)
-_ISA = frozenset.__contains__  # _ISA(types, type(v)): v is of exactly one of these types
-_STRINGS: frozenset[type] = frozenset({str})
-_LATER_TYPES: dict[str, frozenset[type]] = {
-    "event_text": frozenset({_NONE, list}), "seed": frozenset({_NONE, int}),
-    "window": frozenset({_NONE, str}), "utc_date": frozenset({_NONE, str}),
-    "metrics_delta": frozenset({_NONE, dict}), "contention": frozenset({_NONE, dict}),
-    "contended": frozenset({_NONE, bool}), "round_pos": frozenset({_NONE, int})}
+# ---- typed decoding (issue 32) -----------------------------------------------------------------
+#
+# A line of results.jsonl is decoded by msgspec straight into its record class: one reusable
+# Decoder per class parses the bytes and checks each field's JSON type in C (a missing field, a
+# bool or a string where a number goes, a float where an integer goes: the line is unreadable).
+# What msgspec refuses and ``json.loads`` reads (NaN and Infinity, a number beyond a float's
+# range, a lone surrogate escape) is read again by the stdlib and converted by msgspec from the
+# Python objects (:func:`_from_row`): the verdict and the values are those of ``json.loads``
+# and these types, whichever parser reads the line (tests/test_records.py holds the reader to
+# the checks it replaced). The rules that are not JSON types (a side's name, one text per
+# event, the contention fields) are :func:`_result_rules` and :func:`_turn_rules`; impossible
+# values are the analysis's (:mod:`artifact.analysis.validate`).
+_R = TypeVar("_R", "Result", "TurnResult")
 
 
 @dataclass(frozen=True)
-class _Shape(Generic[_R]):
-    """A well-formed row of record class ``cls``: its ``fields`` in order, the exact types each
-    may have, the fields that must be present (even when null), and ``side``: whether the row
-    names a side (:func:`valid_side`)."""
+class BadLine:
+    """A line of a JSONL file that is not a record: its number (from 1) and why, in the
+    project's words (``timings.ttft_ms: expected a number, got a string``)."""
+
+    line: int
+    why: str
+
+
+@dataclass(frozen=True)
+class TypedRead(Generic[_R]):
+    """The records of a JSONL file, and the lines that are not records."""
+
+    records: list[_R]
+    bad: list[BadLine]
+
+
+def _result_rules(r: Result) -> None:
+    """What makes a :class:`Result` of the right JSON types unreadable still (TypeError)."""
+    if r.event_text is not None and len(r.event_text) != len(r.event_ms):
+        raise TypeError("event_text: expected a string per event")
+    if r.contention is not None or r.contended is not None:
+        _check_contention(r.contention, r.contended)
+
+
+def _turn_rules(t: TurnResult) -> None:
+    """What makes a :class:`TurnResult` of the right JSON types unreadable still (TypeError)."""
+    if not valid_side(t.side):
+        raise TypeError(f"side: expected real, synthetic, real-a..real-d or synthetic-<condition>, "
+                        f"got {t.side!r}")
+    if t.contention is not None or t.contended is not None:
+        _check_contention(t.contention, t.contended)
+
+
+@dataclass(frozen=True)
+class _Kind(Generic[_R]):
+    """How to read one record class: its reusable decoder and its rules beyond JSON types. A
+    field with no default must be present, even when it may be null (``ttft_ms``).
+
+    ``texts_foreign``: the class has no ``event_text``, yet a row that carries one anyway must
+    carry a string per event, as a result's (the rule results and turns have always shared).
+    The decoder skips a field its class lacks, so a line that may name it (it says
+    ``event_text``, or holds an escape that could spell it) is read by the stdlib path, where
+    :func:`_from_row` sees the whole row.
+    """
 
     cls: type[_R]
-    fields: tuple[str, ...]
-    types: tuple[frozenset[type], ...]
-    required: frozenset[str]
-    side: bool
+    decoder: msgspec.json.Decoder[_R]
+    rules: Callable[[_R], None]
+    texts_foreign: bool = False
 
 
-def _shape(cls: type[_R], kinds: dict[str, str], optional: frozenset[str],
-           later: frozenset[str]) -> _Shape[_R]:
-    """The shape of ``cls`` from the kinds the full checks use (:func:`_check_kinds`)."""
-    names = tuple(cls.__dataclass_fields__)  # type: ignore[attr-defined]
-    special = {"timings": frozenset({dict}), "event_ms": frozenset({list}), **_LATER_TYPES}
-    types = tuple(special[k] if k not in kinds else
-                  _EXACT[kinds[k]] | ({_NONE} if k in optional else set()) for k in names)
-    return _Shape(cls, names, types, frozenset(names) - later, side="side" in kinds)
+_RESULT = _Kind(Result, msgspec.json.Decoder(Result), _result_rules)
+_TURN = _Kind(TurnResult, msgspec.json.Decoder(TurnResult), _turn_rules, texts_foreign=True)
+
+_EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
+_WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+          "null": "null", "object": "an object", "array": "an array"}
 
 
-def _all_of(values: list[Any], usual: type, types: frozenset[type]) -> bool:
-    """Each of ``values`` of exactly one of ``types``; ``usual``, the one they usually all
-    are, is counted first (faster than collecting the types)."""
-    kinds = list(map(type, values))
-    return kinds.count(usual) == len(kinds) or types.issuperset(kinds)
+def _expected(types: str) -> str:
+    """msgspec's ``int | float | null`` in words: ``a number or null``."""
+    names = types.split(" | ")
+    if {"int", "float"} <= set(names):
+        names = ["number" if n == "int" else n for n in names if n != "float"]
+    return " or ".join("a number" if n == "number" else _WORDS.get(n, n) for n in names)
 
 
-def _built(cls: type[_R], values: dict[str, Any]) -> _R:
-    """The frozen dataclass ``cls(**values)`` (``values``: every field, in field order), made
-    without the generated ``__init__``: the same fields, in the same order, as it sets."""
-    obj: _R = object.__new__(cls)
-    obj.__dict__.update(values)
-    return obj
+def _why(err: msgspec.ValidationError) -> str:
+    """msgspec's message as one line in the project's words: the field, what was expected.
+
+    >>> class T(msgspec.Struct):
+    ...     t: dict[str, list[int | float | None]]
+    >>> def w(raw):
+    ...     try:
+    ...         msgspec.json.decode(raw, type=T)
+    ...     except msgspec.ValidationError as err:
+    ...         return _why(err)
+    >>> w(b'{"t": {"a": [1, "x"]}}')
+    't[...][1]: expected a number or null, got a string'
+    >>> w(b'{}')
+    't: missing'
+    >>> w(b'[]')
+    'expected an object, got an array'
+    """
+    text, _, at = str(err).partition(" - at `$")
+    field = at.rstrip("`").lstrip(".")
+    if (m := _EXPECTED.fullmatch(text)) is not None:
+        text = f"expected {_expected(m['want'])}, got {_expected(m['got'])}"
+    elif (m := _MISSING.fullmatch(text)) is not None:
+        field, text = ".".join(filter(None, (field, m["name"]))), "missing"
+    else:
+        text = text[:1].lower() + text[1:]
+    return f"{field}: {text}" if field else text
 
 
-def _values(row: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    """``{k: row.get(k) for k in fields}``, at C speed when ``row`` holds no other key."""
-    out = dict.fromkeys(fields)
-    out.update(row)
-    return out if len(out) == len(fields) else {k: row.get(k) for k in fields}
+def _from_row(row: Any, kind: _Kind[_R]) -> _R:
+    """The record of a decoded row (TypeError saying why it is not one)."""
+    if kind.texts_foreign and isinstance(row, dict) and row.get("event_text") is not None:
+        text, events = row["event_text"], row.get("event_ms")
+        if not (isinstance(text, list) and isinstance(events, list)
+                and len(text) == len(events) and all(isinstance(x, str) for x in text)):
+            raise TypeError("event_text: expected a string per event")
+    try:
+        rec = msgspec.convert(row, kind.cls, strict=True)
+    except msgspec.ValidationError as err:
+        raise TypeError(_why(err)) from None
+    kind.rules(rec)
+    return rec
 
 
-_TIMING_FIELDS = tuple(Timings.__dataclass_fields__)
-_TIMING_TYPES = tuple(_EXACT[_TIMING_KINDS[k]] | ({_NONE} if k in _OPTIONAL_TIMINGS else set())
-                      for k in _TIMING_FIELDS)
+def _line_record(raw: bytes, kind: _Kind[_R]) -> _R:
+    """The record of one line (TypeError saying why it is not one): decoded by msgspec, or,
+    where msgspec refuses the line, parsed by the stdlib and converted (:func:`_from_row`)."""
+    if kind.texts_foreign and (b"event_text" in raw or b"\\" in raw):
+        return _from_row(_stdlib_row(raw), kind)
+    try:
+        rec = kind.decoder.decode(raw if raw.isascii() else raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TypeError("not UTF-8 text") from None
+    except msgspec.MsgspecError:
+        return _from_row(_stdlib_row(raw), kind)
+    kind.rules(rec)
+    return rec
 
 
-def _fast_row(row: dict[str, Any], shape: _Shape[_R], keep_events: bool) -> _R | None:
-    """The record of a well-formed ``row``, events dropped unless ``keep_events`` (as
-    :func:`_drop_events` drops them), or None when any value is not plainly what the full
-    checks accept."""
-    values = _values(row, shape.fields)
-    if not (row.keys() >= shape.required
-            and all(map(_ISA, shape.types, map(type, values.values())))):
-        return None
-    t = values["timings"]
-    timings = _values(t, _TIMING_FIELDS)
-    events, text = values["event_ms"], row.get("event_text")
-    counters = values.get("metrics_delta")
-    if not (all(map(_ISA, _TIMING_TYPES, map(type, timings.values())))
-            and _all_of(events, float, _NUMBER_TYPES)
-            and (text is None or (type(text) is list and len(text) == len(events)
-                                  and _all_of(text, str, _STRINGS)))
-            and (counters is None or _NUMBER_TYPES.issuperset(map(type, counters.values())))
-            and (not shape.side or valid_side(values["side"]))):
-        return None
-    if values["contention"] is not None:
+def _stdlib_row(raw: bytes) -> Any:
+    """One line as :func:`json.loads` reads it (TypeError when it cannot)."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise TypeError("not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise TypeError(f"not JSON ({err.msg} at column {err.colno})") from None
+
+
+def _drop_events(rec: Result | TurnResult) -> None:
+    """Drop a record's per-event times and texts (one per token), unless their values break
+    :func:`event_problem`: then they stay, for the analysis to exclude the record as impossible
+    (the same rule whether events are kept or not). ``rec`` is fresh from the decoder, seen by
+    no one yet: its frozen fields are set as a dataclass's own ``__init__`` sets them."""
+    if event_problem(rec.event_ms, rec.e2e_ms) is None:
+        object.__setattr__(rec, "event_ms", [])
+        if isinstance(rec, Result):
+            object.__setattr__(rec, "event_text", None)
+
+
+def _read_typed(path: Path, kind: _Kind[_R], keep_events: bool) -> TypedRead[_R]:
+    """Each line of ``path`` as a record of ``kind``, events dropped unless ``keep_events``
+    (:func:`_drop_events`); a line that is not one is a :class:`BadLine`."""
+    out: list[_R] = []
+    bad: list[BadLine] = []
+    for line, raw in _lines(path):
         try:
-            _check_contention(values["contention"], values["contended"])
-        except TypeError:
-            return None
-    if not keep_events and event_problem(events, values["e2e_ms"]) is None:
-        values["event_ms"] = []
-        if "event_text" in values:
-            values["event_text"] = None
-    values["timings"] = _built(Timings, timings)
-    return _built(shape.cls, values)
+            rec = _line_record(raw, kind)
+        except TypeError as err:
+            bad.append(BadLine(line, str(err)))
+            continue
+        if not keep_events:
+            _drop_events(rec)
+        out.append(rec)
+    return TypedRead(out, bad)
+
+
+def result_from_row(row: dict[str, Any]) -> Result:
+    """Typed :class:`Result` from a decoded row (a TypeError says why it is not one: a field
+    missing or of the wrong JSON type, or breaking :func:`_result_rules`).
+
+    >>> result_from_row({"prompt_id": 3})
+    Traceback (most recent call last):
+    ...
+    TypeError: prompt_id: expected a string, got an integer
+    """
+    return _from_row(row, _RESULT)
+
+
+def turn_from_row(row: dict[str, Any]) -> TurnResult:
+    """Typed :class:`TurnResult` from a decoded row (a TypeError says why it is not one, as
+    :func:`result_from_row`).
+
+    >>> turn_from_row({"session_id": "s", "timings": None})
+    Traceback (most recent call last):
+    ...
+    TypeError: timings: expected an object, got null
+    """
+    return _from_row(row, _TURN)
 
 
 def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
@@ -744,49 +775,27 @@ def read_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], 
     ``keep_events=False`` drops the per-event arrival times and texts (one per token) line by
     line, which keeps memory, and so time, linear in the number of records for the analysis.
     """
-    return _read_typed(run / RESULTS, result_from_row, keep_events, _RESULT_SHAPE)
-
-
-_T = TypeVar("_T")
+    read = _read_typed(run / RESULTS, _RESULT, keep_events)
+    return read.records, len(read.bad)
 
 
 def quiet_results(run: Path, *, keep_events: bool = True) -> tuple[list[Result], int]:
     """A run's quiet requests, the last quiet attempt of each (prompt, repeat), and the number
-    of contended requests left out; a line that is not a result is a :class:`RecordError`."""
-    rows, bad = read_results(run, keep_events=keep_events)
-    if bad:
-        raise RecordError(f"{paths.shown(run / RESULTS)}: {bad} lines are not results")
+    of contended requests left out; a line that is not a result is a :class:`RecordError`
+    naming the first such line and why."""
+    read = _read_typed(run / RESULTS, _RESULT, keep_events)
+    if read.bad:
+        first = read.bad[0]
+        raise RecordError(f"{paths.shown(run / RESULTS)}: {len(read.bad)} lines are not "
+                          f"results (line {first.line}: {first.why})")
     keep: dict[tuple[str, int], Result] = {}
     contended = 0
-    for r in rows:
+    for r in read.records:
         if r.contended:
             contended += 1
         else:
             keep[r.key] = r
     return list(keep.values()), contended
-
-
-def _read_typed(path: Path, typed: Callable[[dict[str, Any]], _T], keep_events: bool,
-                shape: _Shape[_T]) -> tuple[list[_T], int]:
-    """Each row as the fast path reads it (:func:`_fast_row`), or else as ``typed`` and
-    :func:`_drop_events` do (their checks decide: a line they reject is counted)."""
-    out: list[_T] = []
-    bad = 0
-    for row in iter_jsonl(path):
-        if row is None:
-            bad += 1
-            continue
-        fast = _fast_row(row, shape, keep_events)
-        if fast is not None:
-            out.append(fast)
-            continue
-        try:
-            if not keep_events:
-                _drop_events(row)
-            out.append(typed(row))
-        except (KeyError, TypeError):
-            bad += 1
-    return out, bad
 
 
 def run_dir(root: Path, run_id: str) -> Path:
@@ -803,37 +812,12 @@ def run_dir(root: Path, run_id: str) -> Path:
         raise RecordError(f"run id {run_id!r}: expected letters, digits, '.', '_' or '-', "
                           "starting with a letter or digit")
     return files.inside(root, run_id, error=RecordError, what="run id")
-def turn_from_row(row: dict[str, Any]) -> TurnResult:
-    """Typed :class:`TurnResult` from a decoded row (raises KeyError/TypeError when malformed,
-    as :func:`result_from_row`: such a line counts as unreadable).
-
-    >>> turn_from_row({"session_id": "s", "timings": None})
-    Traceback (most recent call last):
-    ...
-    TypeError: timings: expected an object, got None
-    """
-    timings = _timings(row)
-    _check_kinds(row, _TURN_KINDS, _OPTIONAL_TURN)
-    if not valid_side(row["side"]):
-        raise TypeError(f"side: expected real, synthetic, real-a..real-d or synthetic-<condition>, "
-                        f"got {row['side']!r}")
-    _check_events(row)
-    _check_contention(row.get("contention"), row.get("contended"))
-    if row.get("round_pos") is not None and not _typed(row["round_pos"], _INT):
-        raise TypeError(f"round_pos: expected an integer or null, got {row['round_pos']!r}")
-    fields: dict[str, Any] = {k: row[k] if k not in _LATER_TURN_FIELDS else row.get(k)
-                              for k in TurnResult.__dataclass_fields__ if k != "timings"}
-    return TurnResult(timings=timings, **fields)
-
-
-_LATER_TURN_FIELDS = frozenset({"contention", "contended", "round_pos"})
-_RESULT_SHAPE = _shape(Result, _RESULT_KINDS, _OPTIONAL_RESULT, LATER_RESULT_FIELDS)
-_TURN_SHAPE = _shape(TurnResult, _TURN_KINDS, _OPTIONAL_TURN, _LATER_TURN_FIELDS)
 
 
 def read_turns(run: Path, *, keep_events: bool = True) -> tuple[list[TurnResult], int]:
     """Turn records of a workload run and the number of lines that could not be read."""
-    return _read_typed(run / RESULTS, turn_from_row, keep_events, _TURN_SHAPE)
+    read = _read_typed(run / RESULTS, _TURN, keep_events)
+    return read.records, len(read.bad)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -37,9 +37,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
+import multiprocessing
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -49,7 +52,8 @@ from artifact.analysis import cachecodec
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.parts import Part
 from artifact.analysis.reduced import Reduced, reduce
-from artifact.analysis.runs import RunDescription, load_run
+from artifact.analysis.runs import RunDescription, gc_paused, load_run
+from artifact.errors import ArtifactError
 
 CACHE = paths.ROOT / ".cache" / "runs"
 _FORMAT = b"runcache 3"
@@ -191,9 +195,19 @@ def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE
     an entry for its exact files, this code and ``bootstrap`` is there (``cache=None``: always
     read and reduced). A hit reads no record: only the entry. ``memo``: the content keys of
     ``path``'s folder (:func:`remembered`), for many runs of one folder."""
+    hit, where = _lookup(path, bootstrap, cache, memo)
+    return hit if hit is not None else _kept(path, where, _reduce(path, bootstrap))
+
+
+Where = tuple[str, Path] | None  # a fresh reduction's content key and entry; None: not kept
+
+
+def _lookup(path: Path, bootstrap: Bootstrap, cache: Path | None,
+            memo: Memo | None) -> tuple[Reduced | None, Where]:
+    """The reduction kept for ``path`` (a hit), or None and where a fresh one is to be kept."""
     key = None if cache is None else memo.key(path) if memo is not None else run_key(path, cache)
     if cache is None or key is None:
-        return reduce(load_run(path), bootstrap)
+        return None, None
     hit, entry = _reduced_entry(cache, path, key, bootstrap)
     if hit is None and memo is not None and entry.exists():
         # an entry is there but not this run's: the memo's key is not to be trusted either
@@ -202,12 +216,95 @@ def load_reduced(path: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE
             key = fresh
             hit, entry = _reduced_entry(cache, path, key, bootstrap)
     if hit is not None:
-        return replace(hit, path=path)
+        return replace(hit, path=path), None
+    return None, (key, entry)
+
+
+def _reduce(path: Path, bootstrap: Bootstrap) -> tuple[Reduced, bool]:
+    """The run at ``path`` read and reduced, and whether it is finished (then it is kept)."""
     run = load_run(path)
-    reduced = reduce(run, bootstrap)
-    if (run.metrics or {}).get("complete") is True:
-        _put(entry, _names(path, key), reduced)
+    return reduce(run, bootstrap), (run.metrics or {}).get("complete") is True
+
+
+def _kept(path: Path, where: Where, made: tuple[Reduced, bool]) -> Reduced:
+    """A fresh reduction, kept in the cache when it has a place there and its run is finished
+    (during a campaign an unfinished run changes with every request)."""
+    reduced, complete = made
+    if where is not None and complete:
+        _put(where[1], _names(path, where[0]), reduced)
     return reduced
+
+
+# Issue 32: the runs the cache lacks are reduced in a pool of worker processes, one per core,
+# when there are many (each run's reduction depends on its files alone). A pool's start (a
+# fresh interpreter that imports the analysis: 0.55 s more than the loop for the committed
+# runs, which one core reads and reduces at about 90 MB/s) costs more than it saves below
+# about a second of work: under either floor the runs are reduced here, one after another.
+POOL_RUNS = 8  # runs to reduce
+POOL_BYTES = 128 * 2**20  # bytes of their files
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for name in records.RUN_FILES:
+        with contextlib.suppress(OSError):
+            total += os.stat(os.path.join(path, name)).st_size
+    return total
+
+
+def _reduce_in_worker(path: Path, bootstrap: Bootstrap) -> tuple[Reduced, bool] | ArtifactError:
+    """:func:`_reduce` in a worker of the pool: a run's one-line error (a config that is not
+    one is a skipped run, the caller's to say) is returned, to be raised in the run's turn as
+    the loop one run after another raises it; anything else is a bug and stops the pool."""
+    with gc_paused():
+        try:
+            return _reduce(path, bootstrap)
+        except ArtifactError as err:
+            return err
+
+
+def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
+           memo: Memo | None = None, workers: int | None = None) -> Callable[[Path], Reduced]:
+    """:func:`load_reduced` for the runs under ``root`` (what
+    :func:`artifact.analysis.runs.load_runs_with` takes), with the runs the cache lacks
+    reduced at once in a pool of ``workers`` processes (default: one per core) when there are
+    at least :data:`POOL_RUNS` of them and :data:`POOL_BYTES` of their files; otherwise each
+    is reduced in its turn. Either way each run gives the same reduction, the same cache
+    entry, the same error."""
+    todo: dict[Path, Where] = {}
+    hits: dict[Path, Reduced] = {}
+    with gc_paused():
+        for path in records.run_folders(root):
+            if not (path / records.CONFIG).exists():
+                continue
+            hit, where = _lookup(path, bootstrap, cache, memo)
+            if hit is not None:
+                hits[path] = hit
+            else:
+                todo[path] = where
+    workers = workers or os.cpu_count() or 1
+    made: dict[Path, tuple[Reduced, bool] | ArtifactError] = {}
+    if workers > 1 and len(todo) >= POOL_RUNS and sum(map(_size, todo)) >= POOL_BYTES:
+        methods = multiprocessing.get_all_start_methods()
+        # not fork: the caller may have threads (doit's queues); the server imports once
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if "forkserver" in methods:
+            ctx.set_forkserver_preload([__name__])
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx) as pool:
+            made = dict(zip(todo, pool.map(_reduce_in_worker, todo,
+                                           itertools.repeat(bootstrap)), strict=True))
+
+    def load(path: Path) -> Reduced:
+        if path in hits:
+            return hits[path]
+        if path not in todo:  # not listed above: a folder made since
+            return load_reduced(path, bootstrap=bootstrap, cache=cache, memo=memo)
+        got = made[path] if path in made else _reduce(path, bootstrap)
+        if isinstance(got, ArtifactError):
+            raise got
+        return _kept(path, todo[path], got)
+
+    return load
 
 
 def _names(path: Path, key: str) -> dict[str, str]:

@@ -13,9 +13,10 @@ Exceptions::
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -439,13 +440,20 @@ def load_runs_with(root: Path, load: Callable[[Path], L]) -> tuple[list[L], list
     ``load`` loads one run folder (:func:`load_run`, or the cache's
     :func:`artifact.analysis.runcache.load_reduced`).
 
-    The cyclic garbage collector is paused while reading (and restored after): records hold no
-    reference cycles, and its passes over an ever larger heap made loading super-linear.
+    The cyclic garbage collector is paused while reading (:func:`gc_paused`).
     """
+    with gc_paused():
+        return _load_runs(root, load)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused (and restored after): records hold no reference
+    cycles, and its passes over an ever larger heap made loading many runs super-linear."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_runs(root, load)
+        yield
     finally:
         if enabled:
             gc.enable()

@@ -8,7 +8,6 @@ applicable" (no drafter, no GPU) and is written as ``null`` without a warning.
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -169,11 +168,11 @@ def analyse(runs: Sequence[Reduced], *, bootstrap: Bootstrap = BOOTSTRAP) -> con
     return out
 
 
-def _build(runs_root: Path, bootstrap: Bootstrap, cache: Path | None
+def _build(runs_root: Path, bootstrap: Bootstrap, cache: Path | None, workers: int | None = None
            ) -> tuple[contract.Summary, dict[str, dict[str, Part]]]:
     with runcache.remembered(cache, runs_root) as memo:
-        runs, warnings = load_runs_with(runs_root, functools.partial(
-            runcache.load_reduced, bootstrap=bootstrap, cache=cache, memo=memo))
+        runs, warnings = load_runs_with(runs_root, runcache.loader(
+            runs_root, bootstrap=bootstrap, cache=cache, memo=memo, workers=workers))
     elsewhere = {f"run {r.path.name}:" for r in runs if r.desc.family in OWN_ANALYSIS}
     warnings = [w for w in warnings if not any(w.startswith(e) for e in elsewhere)]
     runs = [r for r in runs if r.desc.family not in OWN_ANALYSIS]
@@ -181,7 +180,8 @@ def _build(runs_root: Path, bootstrap: Bootstrap, cache: Path | None
 
 
 def build_summary(
-    runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP, cache: Path | None = None
+    runs_root: Path, *, bootstrap: Bootstrap = BOOTSTRAP, cache: Path | None = None,
+    workers: int | None = None,
 ) -> contract.Summary:
     """Every run under ``runs_root`` analysed: the ``summary.json`` object (plain JSON data),
     checked against the contract before anything is written.
@@ -190,9 +190,11 @@ def build_summary(
     is reduced as it is read (:mod:`artifact.analysis.reduced`), so its records are not all
     held at once; ``cache``: the reductions are kept there by content
     (:mod:`artifact.analysis.runcache`), so that a run already seen is not read again; the
-    result is the same bytes.
+    result is the same bytes. Many runs to reduce are reduced in a pool of ``workers``
+    processes, one per core by default (:func:`artifact.analysis.runcache.loader`): the same
+    bytes again.
     """
-    return _build(runs_root, bootstrap, cache)[0]
+    return _build(runs_root, bootstrap, cache, workers)[0]
 
 
 def summarize_runs(

@@ -237,3 +237,52 @@ def test_no_module_unpickles() -> None:
             if re.search(r"\b(c?pickle|dill|marshal|shelve)\.(loads?|Unpickler|open)\b"
                          r"|\bjoblib\.load\b|\ballow_pickle\s*=\s*True", line)]
     assert hits == []
+
+
+def test_the_pool_reduces_what_the_loop_reduces(bad_root: tuple[Path, dict[str, str]],
+                                                tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 32: many runs to reduce are reduced in a pool of processes. Its reductions, cache
+    # entries, warnings and errors in their turn (a run skipped for its config) are the loop's:
+    # the same summary.json byte for byte.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from artifact.analysis import cachecodec
+
+    root, _ = bad_root
+    serial = summary.dumps(summary.build_summary(root, workers=1))
+    pools: list[int] = []
+
+    class Spy(ProcessPoolExecutor):
+        def __init__(self, n: int, **kw: object) -> None:
+            pools.append(n)
+            super().__init__(n, **kw)
+
+    monkeypatch.setattr(runcache, "ProcessPoolExecutor", Spy)
+    monkeypatch.setattr(runcache, "POOL_BYTES", 0)
+    assert summary.dumps(summary.build_summary(root, workers=2)) == serial
+    assert pools == [2]
+
+    def reductions(workers: int) -> list[bytes]:
+        load = runcache.loader(root, bootstrap=BOOTSTRAP, cache=None, workers=workers)
+        out = []
+        for run in sorted(p for p in root.iterdir() if p.name != "bad-unknown-drafter"):
+            out.append(cachecodec.dumps(load(run)))
+        return out
+
+    assert reductions(2) == reductions(1)
+    cache = tmp_path / "cache"
+    assert summary.dumps(summary.build_summary(root, cache=cache, workers=2)) == serial
+    kept = _entries(cache)
+    assert kept and summary.dumps(summary.build_summary(root, cache=cache, workers=2)) == serial
+    assert pools == [2, 2, 2]  # the warm build found nothing to reduce: no pool
+    assert _entries(cache) == kept
+
+
+def test_a_few_runs_are_reduced_without_a_pool(corpus_root: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pool(*args: object, **kw: object) -> None:
+        raise AssertionError("a pool started for a few small runs")
+
+    monkeypatch.setattr(runcache, "ProcessPoolExecutor", no_pool)
+    assert summary.build_summary(corpus_root, workers=2)  # small files: below POOL_BYTES
