@@ -1,0 +1,130 @@
+"""Benchmark of a clean build from the raw runs, here and at another revision, in turns.
+
+    python benchmarks/bench_clean.py [--baseline REV] [--repeats 3] [--quick]
+
+A clean build is what a fresh clone does: no doit database, no analysis cache, then ``doit``
+(analysis of every study from the committed runs, tables, figures, vars, the three papers, the
+claims report, the manifest). Each side runs in a private copy of its tree (this working
+tree's tracked files as they are now; ``git archive REV`` for the baseline), with that copy
+first on ``PYTHONPATH`` and this checkout's environment, so only the code differs. The sides
+take turns ``--repeats`` times (the machine's drift reaches both alike); each build's wall time
+and peak resident memory (GNU time's maximum RSS: the largest single process, the workers
+included) are printed, then the medians and the ratio. The two sides' ``MANIFEST.sha256`` are
+compared too (equal when the change is a refactor).
+
+Goal (issue 32): clean build < 8 s wall on 2 cores, peak < 400 MiB. Measure alone: any other
+load on the machine moves both sides' figures. ``--quick``: one build of this tree, its
+analysis tasks only (checks that the benchmark works, in seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _copy_here(dest: Path) -> None:
+    """This working tree's tracked files, as they are on disk now."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+
+
+def _copy_rev(rev: str, dest: Path) -> None:
+    archive = dest.parent / f"{dest.name}.tar"
+    with archive.open("wb") as f:
+        subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, check=True, stdout=f)
+    with tarfile.open(archive) as t:
+        t.extractall(dest, filter="data")
+    archive.unlink()
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree)
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def clean_build(tree: Path, tasks: list[str]) -> tuple[float, float]:
+    """One clean build in ``tree``: (wall s, peak RSS MiB)."""
+    for name in (".doit.db", ".doit.db.db", ".doit.db.dat", ".doit.db.dir", ".doit.db.bak"):
+        (tree / name).unlink(missing_ok=True)
+    shutil.rmtree(tree / ".cache", ignore_errors=True)
+    shutil.rmtree(tree / "manuscript" / "build", ignore_errors=True)
+    shutil.rmtree(tree / "experiments" / "analysis", ignore_errors=True)
+    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "doit", *tasks],
+                         cwd=tree, env=_env(tree), capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        said = (out.stdout + out.stderr)[-2000:]
+        raise SystemExit(f"bench_clean: doit failed in {tree}:\n{said}")
+    wall, kib = out.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(kib) / 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--baseline", metavar="REV", help="git revision to compare with, in turns")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="one build of the analyses here")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-clean-"))
+    try:
+        here = tmp / "here"
+        _copy_here(here)
+        sides = {"here": here}
+        if args.baseline and not args.quick:
+            base = tmp / "base"
+            _copy_rev(args.baseline, base)
+            sides = {f"at {args.baseline}": base, "here": here}
+        tasks = ["analysis", "core"] if args.quick else []
+        got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+        for i in range(1 if args.quick else args.repeats):
+            for name, tree in sides.items():
+                wall, mib = clean_build(tree, tasks)
+                got[name].append((wall, mib))
+                print(f"turn {i + 1}: {name:>14}: {wall:6.2f} s wall, peak {mib:5.0f} MiB",
+                      flush=True)
+        print()
+        for name, xs in got.items():
+            print(f"{name:>14}: median {statistics.median(w for w, _ in xs):6.2f} s wall, "
+                  f"peak {max(m for _, m in xs):5.0f} MiB (goal: < 8 s, < 400 MiB)")
+        if len(sides) == 2:
+            (a, xa), (_, xb) = got.items()
+            ratio = statistics.median(w for w, _ in xa) / statistics.median(w for w, _ in xb)
+            print(f"wall ratio {a} / here: {ratio:.2f}x")
+            manifests = [(t / "manuscript" / "build" / "MANIFEST.sha256") for t in sides.values()]
+            same = [_outputs(m) for m in manifests]
+            print("outputs (MANIFEST.sha256, build/ files): "
+                  + ("identical" if same[0] == same[1] else
+                     f"differ in {len(set(same[0]) ^ set(same[1]))} lines"))
+        if args.quick:
+            print("quick: the analyses of one clean build (a check that it works, not a figure)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def _outputs(manifest: Path) -> list[str]:
+    """The manifest's lines for outputs (inputs such as the templates may differ by design)."""
+    if not manifest.is_file():
+        return []
+    return [line for line in manifest.read_text(encoding="utf-8").splitlines()
+            if "manuscript/build/" in line]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
