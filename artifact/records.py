@@ -63,6 +63,7 @@ opens a file (:func:`in_repository`). Links that stay inside the repository are 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -627,13 +628,18 @@ class _Kind(Generic[_R]):
     """
 
     cls: type[_R]
-    decoder: msgspec.json.Decoder[_R]
     rules: Callable[[_R], None]
     texts_foreign: bool = False
 
+    @functools.cached_property
+    def decoder(self) -> msgspec.json.Decoder[_R]:
+        """Made on first use: reading the class's fields costs milliseconds, which a no-op
+        ``doit`` (it imports this module, reads no record) need not pay."""
+        return msgspec.json.Decoder(self.cls)
 
-_RESULT = _Kind(Result, msgspec.json.Decoder(Result), _result_rules)
-_TURN = _Kind(TurnResult, msgspec.json.Decoder(TurnResult), _turn_rules, texts_foreign=True)
+
+_RESULT = _Kind(Result, _result_rules)
+_TURN = _Kind(TurnResult, _turn_rules, texts_foreign=True)
 
 _EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]*)`")

@@ -21,6 +21,7 @@ committed run folders.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -103,6 +104,12 @@ class Resolver:
         self.claims = list(claims)
         self._fields: dict[str, Field] = {}
 
+    @functools.cache  # noqa: B019 (one resolver per build; it lives as long as its caches)
+    def _folders(self, name: str) -> tuple[list[str], dict[str, str]]:
+        """The run ids of a file's run folders, and each one's folder."""
+        where = {r.rsplit("/", 1)[-1]: r for r in self.runs.get(name, [])}
+        return list(where), where
+
     def field(self, ref: str) -> Field:
         """The runs of one ``file#pointer``."""
         if ref not in self._fields:
@@ -111,9 +118,8 @@ class Resolver:
 
     def _resolve(self, ref: str) -> Field:
         name, _, pointer = ref.partition("#")
-        candidates = [Path(r).name for r in self.runs.get(name, [])]
-        where = {Path(r).name: r for r in self.runs.get(name, [])}
-        known = set(candidates)
+        candidates, where = self._folders(name)
+        known = where.keys()
         named: set[str] = set()
         chosen = list(candidates)
         node: Any = self.analysis.get(name)
@@ -141,18 +147,19 @@ class Resolver:
         return Field(ref, tuple(sorted(where[r] for r in chosen)),
                      all_runs=len(chosen) == len(candidates))
 
-    def key_fields(self, key: str) -> list[str]:
+    @functools.cache  # noqa: B019
+    def key_fields(self, key: str) -> tuple[str, ...]:
         """The analysis fields a vars key (or a field reference) was computed from."""
         base = key.removesuffix(COUNT)
         if "#" in base:  # a field itself (a table's number, a claim on summary.json)
-            return [base]
+            return (base,)
         got = self.sources.get(base)
         if got:
-            return list(got)
+            return tuple(got)
         below = [f for k, fs in self.sources.items() if k.startswith(base + ".") for f in fs]
         if below:  # a list or mapping (counted): where its items come from, in common
-            return _common(below)
-        return [FILE_OF_GROUP.get(base.split(".")[0], "summary.json") + "#"]
+            return tuple(_common(below))
+        return (FILE_OF_GROUP.get(base.split(".")[0], "summary.json") + "#",)
 
     def claims_of(self, keys: Iterable[str], claim: str | None) -> list[dict[str, str]]:
         """The claims that check a number: the one it prints, and any whose quantity is one of
@@ -166,6 +173,7 @@ class Resolver:
                             "expected": c.describe_expected(), "scope": c.scope})
         return out
 
+    @functools.cache  # noqa: B019
     def _claim_field(self, quantity: str) -> str:
         """A claim's ``summary:`` quantity as the field reference it reads
         (``summary.json#/speedup/final-none/...``): run ids may hold dots, so at each level the
