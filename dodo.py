@@ -24,6 +24,7 @@ from artifact.analysis.task import (
     task_analysis,
     task_core,
     task_costmodel,
+    task_memory,
     task_realism,
     task_workload,
 )
@@ -43,11 +44,27 @@ if TYPE_CHECKING:
     from artifact.spec import Campaign, RunSpec
 
 __all__ = [
-    "task_accsplit", "task_analysis", "task_arxiv", "task_campaign", "task_compare",
-    "task_core", "task_costmodel",
-    "task_figures", "task_kick", "task_manifest", "task_manuscript", "task_prompts",
-    "task_readme", "task_realism", "task_reproduce", "task_sessions", "task_tables",
-    "task_toolchain", "task_verify", "task_workload",
+    "task_accsplit",
+    "task_analysis",
+    "task_arxiv",
+    "task_campaign",
+    "task_compare",
+    "task_core",
+    "task_costmodel",
+    "task_figures",
+    "task_kick",
+    "task_manifest",
+    "task_manuscript",
+    "task_memory",
+    "task_prompts",
+    "task_readme",
+    "task_realism",
+    "task_reproduce",
+    "task_sessions",
+    "task_tables",
+    "task_toolchain",
+    "task_verify",
+    "task_workload",
 ]
 
 # `doit` alone rebuilds the paper from the committed runs; campaigns run only on request
@@ -64,7 +81,7 @@ DOIT_CONFIG = {
                     else os.cpu_count() or 1),
     "par_type": "process",
     "check_file_uptodate": ContentChecker,
-    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "core",
+    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "core", "memory",
                       "tables", "figures", "manuscript", "verify", "manifest"],
 }
 

@@ -38,7 +38,9 @@ REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the
 CORE_RUNS = EXPERIMENTS / "runs-core"
 # what the cost model predicted for each of its cells, committed before they were measured
 CORE_PREDICTIONS = EXPERIMENTS / "core-predictions.json"
-COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS)
+MEMORY_RUNS = EXPERIMENTS / "runs-memory"  # peak resident memory per configuration (issue 33)
+MEMORY = ANALYSIS / "memory.json"
+COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS, MEMORY_RUNS)
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

@@ -34,9 +34,10 @@ MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 # should agree, so their ratio is the study's noise control.
 # "core": the core study's cells (issue 29); "cost": verification rounds of a known width under
 # the server's synthetic acceptance; "pilot": the short runs whose acceptance feeds the
-# predictions committed before the core campaign.
+# predictions committed before the core campaign. "memory": the core study's server, each
+# configuration's peak resident memory (experiments/campaigns/memory.toml, issue 33).
 FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload",
-            "core", "cost", "pilot")
+            "core", "cost", "pilot", "memory")
 STYLES = ("english", "code")  # synthetic filler styles (artifact.workloads.synthetic)
 BUILTIN_MODELS = ("smollm2-135m-q4_1",)
 

@@ -63,9 +63,9 @@ from artifact.analysis import runs as R, runcache, summary as S
 from artifact.analysis.params import BOOTSTRAP
 root, cache, mode = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 cache = None if cache == "-" else Path(cache)
-def cpu_s():  # this process and its finished children (the pool's workers)
+def cpu_s():  # this process, its finished children and the pool's workers (they report it)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + c.ru_utime + c.ru_stime
+    return time.process_time() + c.ru_utime + c.ru_stime + sum(runcache.POOL_CPU_S)
 t0, c0 = time.perf_counter(), cpu_s()
 if mode in ("json", "msgspec"):
     parse = json.loads if mode == "json" else msgspec.json.Decoder().decode

@@ -252,15 +252,25 @@ def _size(path: Path) -> int:
     return total
 
 
-def _reduce_in_worker(path: Path, bootstrap: Bootstrap) -> tuple[Reduced, bool] | ArtifactError:
-    """:func:`_reduce` in a worker of the pool: a run's one-line error (a config that is not
-    one is a skipped run, the caller's to say) is returned, to be raised in the run's turn as
-    the loop one run after another raises it; anything else is a bug and stops the pool."""
+# CPU seconds the pool's workers spent reducing, added up over this process's life: the
+# benchmarks count them (a worker is the forkserver's child, so neither this process's CPU time
+# nor its children's usage includes it).
+POOL_CPU_S: list[float] = []
+
+
+def _reduce_in_worker(path: Path, bootstrap: Bootstrap
+                      ) -> tuple[tuple[Reduced, bool] | ArtifactError, float]:
+    """:func:`_reduce` in a worker of the pool, and the worker's CPU seconds for it: a run's
+    one-line error (a config that is not one is a skipped run, the caller's to say) is
+    returned, to be raised in the run's turn as the loop one run after another raises it;
+    anything else is a bug and stops the pool."""
+    t0 = time.process_time()
     with gc_paused():
         try:
-            return _reduce(path, bootstrap)
+            got: tuple[Reduced, bool] | ArtifactError = _reduce(path, bootstrap)
         except ArtifactError as err:
-            return err
+            got = err
+    return got, time.process_time() - t0
 
 
 def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
@@ -291,8 +301,9 @@ def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
         if "forkserver" in methods:
             ctx.set_forkserver_preload([__name__])
         with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx) as pool:
-            made = dict(zip(todo, pool.map(_reduce_in_worker, todo,
-                                           itertools.repeat(bootstrap)), strict=True))
+            done = list(pool.map(_reduce_in_worker, todo, itertools.repeat(bootstrap)))
+        made = {path: got for path, (got, _) in zip(todo, done, strict=True)}
+        POOL_CPU_S.append(sum(cpu for _, cpu in done))
 
     def load(path: Path) -> Reduced:
         if path in hits:

@@ -197,6 +197,40 @@ def task_costmodel() -> dict[str, Any]:
     }
 
 
+@doit_action
+def _write_memory(runs: Path, out: Path) -> None:
+    from artifact.analysis.memory import write
+    from artifact.log import stderr
+
+    say = stderr("memory")
+    data = write(runs, out)
+    for w in data["warnings"]:
+        say(w)
+
+
+def _no_memory() -> None:
+    from artifact.log import stderr
+
+    stderr("memory")(f"no memory runs under {paths.shown(paths.MEMORY_RUNS)}: measure them "
+                     "with `doit campaign --file experiments/campaigns/memory.toml --runs-dir "
+                     "experiments/runs-memory`; memory.json not written")
+
+
+def task_memory() -> dict[str, Any]:
+    """Memory: each configuration's peak resident memory (the memory runs) -> memory.json."""
+    deps = [str(p) for p in records.raw_run_files(paths.MEMORY_RUNS, (records.CONFIG,
+                                                                       records.MEMORY))]
+    if not deps:
+        return {"actions": [_no_memory], "uptodate": [False], "verbosity": 2}
+    code = [str(p) for p in imports.closure("artifact.analysis.memory")]
+    return {
+        "actions": [(_write_memory, [paths.MEMORY_RUNS, paths.MEMORY])],
+        "file_dep": deps + code,
+        "targets": [str(paths.MEMORY)],
+        "clean": True,
+    }
+
+
 def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Path]:
     """Run directories whose config.json names one of ``families``."""
     import json  # the standard library's; doit imports this module on every `doit list`

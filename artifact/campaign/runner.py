@@ -52,6 +52,7 @@ from artifact.campaign.fingerprint import (
     parse_metrics,
 )
 from artifact.campaign.gpu import GpuSampler
+from artifact.campaign.memory import MemorySampler
 from artifact.campaign.progress import Progress
 from artifact.campaign.server import Server, ServerError, ServerFiles, argv_template, slots
 from artifact.campaign.tokenizer import ServerTokenizer
@@ -130,13 +131,15 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
 
 def runs_root(campaign: Campaign) -> Path:
     """Where a campaign's runs go by default: the workload study's runs, the realism study's
-    (sides deployed apart) and the core study's (take three: cells, cost and pilot runs) apart
-    from the others."""
+    (sides deployed apart), the core study's (take three: cells, cost and pilot runs) and the
+    memory runs apart from the others."""
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
         if any(r.workload is not None and r.workload.play is not None for r in campaign.runs):
             return paths.REALISM_RUNS  # workload realism, take three: sides deployed apart
         return paths.WORKLOAD_RUNS
     fams = {r.family for r in campaign.runs}
+    if fams == {"memory"}:
+        return paths.MEMORY_RUNS  # peak resident memory per configuration (issue 33)
     if fams & {"core", "cost", "pilot"} and fams <= {"core", "cost", "pilot", "control"}:
         return paths.CORE_RUNS
     return paths.RUNS
@@ -333,14 +336,14 @@ def execute(prep: Prepared, *, show_progress: bool, say: Log,
         progress = Progress(spec.run_id, n_expected, n_expected - n_pending, show_progress,
                             suffix=progress_suffix)
         try:
-            with GpuSampler() as gpu:
+            servers = own_pids(server)
+            with GpuSampler() as gpu, MemorySampler(lambda: servers()[1:]) as memory:
                 asyncio.run(_measure(server, spec, pending, run_path, tally, progress, say,
                                      cond))
-            try:
-                prev_vram = records.read_json(run_path / records.VRAM)
-            except records.RecordError:
-                prev_vram = None
-            records.write_json(run_path / records.VRAM, gpu.record(prev_vram))
+            records.write_json(run_path / records.VRAM,
+                               gpu.record(_previous(run_path / records.VRAM)))
+            records.write_json(run_path / records.MEMORY,
+                               memory.record(_previous(run_path / records.MEMORY)))
         finally:
             server.stop()
             progress.close()
@@ -488,6 +491,14 @@ async def _measure(server: Server, spec: RunSpec, pending: deque[Work | SessionW
             events.record(run, "segment_end", n=n, measure_s=round(measure_s, 3), delta=delta)
         if server.alive():
             server.stop()
+
+
+def _previous(path: Path) -> dict[str, Any] | None:
+    """What an earlier invocation of a resumed run wrote there, if anything."""
+    try:
+        return records.read_json(path)
+    except records.RecordError:
+        return None
 
 
 def own_pids(*servers: Server) -> Callable[[], list[int]]:

@@ -40,12 +40,14 @@ from artifact.render.provenance import COUNT, Entry, pointer
 
 # the analysis file each group of vars.json is computed from (others: summary.json)
 FILE_OF_GROUP = {"accsplit": "accsplit.json", "workload": "workload.json",
-                 "costmodel": "costmodel.json", "realism": "realism.json", "core": "core.json"}
+                 "costmodel": "costmodel.json", "realism": "realism.json", "core": "core.json",
+                 "memory": "memory.json"}
 # the run folders each analysis file is computed from
 RUN_FOLDERS: dict[str, tuple[Path, ...]] = {
     "summary.json": (paths.RUNS,), "accsplit.json": (paths.RUNS,),
     "workload.json": (paths.WORKLOAD_RUNS,), "costmodel.json": (paths.COST_RUNS, paths.RUNS),
     "realism.json": (paths.REALISM_RUNS,), "core.json": (paths.CORE_RUNS,),
+    "memory.json": (paths.MEMORY_RUNS,),
 }
 # fields along a path that name runs, or a part of their folder names
 _RUN_KEYS = ("run_id", "run", "baseline_run")

@@ -38,8 +38,10 @@ SOURCES = paths.BUILD / "sources.json"  # each number of vars.json: the analysis
 NUMBERS_JSON = paths.BUILD / "numbers.json"  # every number paper.html prints, with its sources
 NUMBERS_HTML = paths.BUILD / "numbers.html"
 NUMBERS_TEMPLATE = paths.TEMPLATES / "numbers.html.j2"
+# memory.json exists once the memory runs are measured (experiments/runs-memory/)
+MEASURED_MEMORY = bool(records.raw_run_files(paths.MEMORY_RUNS, (records.MEMORY,)))
 ANALYSES = [paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
-            paths.CORE]
+            paths.CORE, *([paths.MEMORY] if MEASURED_MEMORY else [])]
 PAPER = paths.MANUSCRIPT / "paper.md"
 BIB = paths.MANUSCRIPT / "references.bib"
 DEFAULTS = paths.MANUSCRIPT / "defaults"
@@ -84,7 +86,7 @@ def _write_vars() -> None:
     from artifact.render import vars as rvars  # the summary loader, only when it runs
 
     rvars.write(paths.SUMMARY, VARS, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
-                paths.REALISM, paths.CORE)
+                paths.REALISM, paths.CORE, paths.MEMORY if MEASURED_MEMORY else None)
 
 
 @doit_action
@@ -141,6 +143,8 @@ def manifest_inputs() -> list[Path]:
             *records.raw_run_files(paths.REALISM_RUNS, records.WORKLOAD_RUN_FILES),
             *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
             *records.raw_run_files(paths.CORE_RUNS), paths.CORE_PREDICTIONS,
+            *records.raw_run_files(paths.MEMORY_RUNS),
+            *([paths.MEMORY] if MEASURED_MEMORY else []),
             paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
             paths.CORE, paths.CLAIMS,
             PAPER, BIB,
@@ -207,9 +211,9 @@ def task_manuscript() -> Iterator[dict[str, Any]]:
         "name": "vars",
         "doc": "numbers the text needs beyond the schema: manuscript/build/vars.json",
         "actions": [_write_vars],
-        "file_dep": _s([paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL,
-                        paths.REALISM, paths.CORE,
-                        *code("artifact.render.vars"), *code("artifact.render.accsplit_vars"),
+        "file_dep": _s([*ANALYSES,
+                        *code("artifact.render.vars"), *code("artifact.render.memory"),
+                        *code("artifact.render.accsplit_vars"),
                         *code("artifact.render.workload"), *code("artifact.render.costmodel"),
                         *code("artifact.render.realism"), *code("artifact.render.core")]),
         "targets": _s([VARS, SOURCES]),

@@ -359,6 +359,7 @@ def compute_all(summary: Any, studies: Mapping[str, Any],
     v = compute(from_json(summary, source=names["summary"]))
     for key, data in studies.items():
         v[key] = files.to_plain(_STUDIES[key](data, names[key]))
+    v.setdefault("memory", None)  # measured apart, and later: the text says so when absent
     return v
 
 
@@ -399,14 +400,20 @@ def _core(data: Any, source: str) -> Any:
     return rcore.variables(ccontract.validate(data, source=source, error=SummaryError))
 
 
+def _memory(data: Any, source: str) -> Any:
+    from artifact.render import memory as rmemory  # only with the memory runs' file
+
+    return rmemory.variables(rmemory.checked(data, source))
+
+
 _STUDIES: dict[str, Callable[[Any, str], Any]] = {
     "accsplit": _accsplit, "workload": _workload, "costmodel": _costmodel,
-    "realism": _realism, "core": _core,
+    "realism": _realism, "core": _core, "memory": _memory,
 }
 # the name each analysis file is known by in errors and in provenance (experiments/analysis/)
 SOURCES = {"summary": "summary.json", "accsplit": "accsplit.json",
            "workload": "workload.json", "costmodel": "costmodel.json",
-           "realism": "realism.json", "core": "core.json"}
+           "realism": "realism.json", "core": "core.json", "memory": "memory.json"}
 
 
 def read_inputs(summary_path: Path, studies: Mapping[str, Path | None]
@@ -423,17 +430,19 @@ def read_inputs(summary_path: Path, studies: Mapping[str, Path | None]
 
 def write(summary_path: Path, out: Path, accsplit_path: Path | None = None,
           workload_path: Path | None = None, costmodel_path: Path | None = None,
-          realism_path: Path | None = None, core_path: Path | None = None) -> Path:
+          realism_path: Path | None = None, core_path: Path | None = None,
+          memory_path: Path | None = None) -> Path:
     """Compute the variables from ``summary.json`` (and, when given, the acceptance-split
     study's ``accsplit.json`` under the key ``accsplit`` and the workload study's
     ``workload.json`` under the key ``workload``, and the cost model's ``costmodel.json`` under
     ``costmodel``, workload realism's ``realism.json`` under ``realism``, and the core study's
-    ``core.json`` under ``core``) and write ``vars.json``; beside it, ``sources.json``: each
+    ``core.json`` under ``core``, the memory runs' ``memory.json`` under ``memory``) and write
+    ``vars.json``; beside it, ``sources.json``: each
     number's key and the analysis fields it was computed from
     (:func:`artifact.render.provenance.field_sources`)."""
     summary, studies, where = read_inputs(summary_path, {
         "accsplit": accsplit_path, "workload": workload_path, "costmodel": costmodel_path,
-        "realism": realism_path, "core": core_path})
+        "realism": realism_path, "core": core_path, "memory": memory_path})
     v = compute_all(summary, studies, where)
     tagged = compute_all(provenance.tag(summary, SOURCES["summary"]),
                          {k: provenance.tag(d, SOURCES[k]) for k, d in studies.items()}, where)

@@ -12,6 +12,7 @@ from tests.workload_corpus import write_workload_fixture
 from .accsplit_fixture import write_accsplit
 from .core_fixture import write_core_fixture
 from .costmodel_fixture import write_costmodel
+from .memory_fixture import write_memory
 from .realism_fixture import write_realism_fixture
 
 
@@ -36,7 +37,8 @@ def build_all(summary: Path, build: Path, *, pdf: bool = False) -> Path:
         tables.write_every(data[entry.data], entry.name, build / "tables", paths.TEMPLATES)
     for entry in catalogue.FIGURES:
         figures.write(data[entry.data], entry.name, build / "figures")
-    rvars.write(summary, build / "vars.json", accsplit, workload, cost, realism, core)
+    memory = write_memory(summary.parent / "memory.json")
+    rvars.write(summary, build / "vars.json", accsplit, workload, cost, realism, core, memory)
     for fmt in catalogue.PAPER_FORMATS:
         manuscript.write_intermediate(fmt, build=build, summary=summary)
     manuscript.write_tex(build=build)

@@ -25,7 +25,7 @@ from .build import build_all
 from .fixture import write_summary
 
 ANALYSIS = ("summary.json", "accsplit.json", "workload.json", "costmodel.json", "realism.json",
-            "core.json")
+            "core.json", "memory.json")
 
 
 @pytest.fixture(scope="module")

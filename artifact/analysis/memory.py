@@ -1,0 +1,99 @@
+"""Memory (issue 33): each configuration's peak resident memory, from the memory runs.
+
+The runs of ``experiments/campaigns/memory.toml`` (``experiments/runs-memory/``) run the core
+study's server for each target and drafter; each wrote ``memory.json``
+(:mod:`artifact.campaign.memory`): the peaks of ``llama-server``'s resident set and of its
+anonymous (KV cache, buffers, a draft's context) and file-backed (the mapped model files)
+parts. This reads them into ``experiments/analysis/memory.json``:
+
+``rows``
+    one per run: target quantization, drafter, draft quantization, the four peaks in MiB
+    (``hwm`` is the kernel's own peak), samples taken;
+``added``
+    per target, what each drafter adds to the no-draft server's peak (``hwm``), in MiB;
+``warnings``
+    one line per run left out (no ``memory.json``, or one that says it was not measured).
+
+A measurement of one run per configuration: no interval (the peaks of a deterministic
+allocation; a second pass on the same machine gives the same figures to a few MiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from artifact import files, paths, records
+from artifact.errors import AnalysisError, RecordError
+
+SCHEMA = 1
+PEAKS = ("rss", "anon", "file", "hwm")
+
+
+def _row(run: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """One run's row, or why it is left out."""
+    try:
+        config = records.read_json(run / records.CONFIG)
+        mem = records.read_json(run / records.MEMORY)
+    except RecordError as err:
+        return None, f"run {run.name}: left out ({err})"
+    if not mem.get("measured"):
+        return None, f"run {run.name}: left out (memory not measured: {mem.get('reason')})"
+    spec = config.get("spec") or {}
+    row: dict[str, Any] = {
+        "run": run.name, "target": spec.get("target_quant"), "drafter": spec.get("drafter"),
+        "draft_quant": spec.get("draft_quant"), "k": spec.get("k"),
+        "n_samples": int(mem.get("n_samples", 0)),
+    }
+    for p in PEAKS:
+        v = mem.get(f"peak_{p}_mib")
+        row[f"{p}_mib"] = float(v) if isinstance(v, int | float) else None
+    return row, None
+
+
+def analyse(root: Path) -> dict[str, Any]:
+    """``memory.json``'s content from the runs under ``root``."""
+    rows, warnings = [], []
+    for run in records.run_folders(root):
+        row, why = _row(run)
+        if row is not None:
+            rows.append(row)
+        if why is not None:
+            warnings.append(why)
+    rows.sort(key=lambda r: (str(r["target"]), str(r["drafter"]), r["run"]))
+    added: dict[str, dict[str, float]] = {}
+    for r in rows:
+        base = next((b for b in rows if b["target"] == r["target"] and b["drafter"] == "none"),
+                    None)
+        if r["drafter"] == "none" or base is None or None in (r["hwm_mib"], base["hwm_mib"]):
+            continue
+        added.setdefault(str(r["target"]), {})[str(r["drafter"])] = round(
+            r["hwm_mib"] - base["hwm_mib"], 1)
+    return {"schema": SCHEMA, "rows": rows, "added": added, "warnings": sorted(warnings)}
+
+
+def write(root: Path = paths.MEMORY_RUNS, out: Path = paths.MEMORY) -> dict[str, Any]:
+    """Analyse the memory runs and write ``memory.json``; returns what it wrote."""
+    data = analyse(root)
+    if not data["rows"]:
+        raise AnalysisError(f"{paths.shown(root)}: no memory run with a memory.json (measure them: "
+                            "doit campaign --file experiments/campaigns/memory.toml "
+                            "--runs-dir experiments/runs-memory)")
+    files.write_text(out, files.dumps_json(files.to_plain(data)))
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=Path, default=paths.MEMORY_RUNS)
+    ap.add_argument("--out", type=Path, default=paths.MEMORY)
+    args = ap.parse_args(argv)
+    data = write(args.runs, args.out)
+    print(f"wrote {paths.shown(args.out)}: {len(data['rows'])} run(s), "
+          f"{len(data['warnings'])} warning(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

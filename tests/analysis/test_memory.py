@@ -1,0 +1,54 @@
+"""The memory runs' analysis (artifact/analysis/memory.py): rows, what drafters add, runs left
+out with one line each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from artifact.analysis import memory
+from artifact.errors import AnalysisError
+
+
+def _run(root: Path, rid: str, quant: str, drafter: str, hwm: float | None,
+         measured: bool = True) -> None:
+    run = root / rid
+    run.mkdir(parents=True)
+    spec = {"target_quant": quant, "drafter": drafter,
+            "draft_quant": "Q2_K" if drafter == "draft-simple" else None, "k": None}
+    (run / "config.json").write_text(json.dumps({"spec": spec}), encoding="utf-8")
+    if hwm is None:
+        return
+    mem = ({"measured": True, "n_samples": 40, "peak_rss_mib": hwm - 1, "peak_anon_mib": 60.0,
+            "peak_file_mib": hwm - 61, "peak_hwm_mib": hwm} if measured
+           else {"measured": False, "reason": "/proc not found (not Linux)", "n_samples": 0})
+    (run / "memory.json").write_text(json.dumps(mem), encoding="utf-8")
+
+
+def test_rows_and_what_each_drafter_adds(tmp_path: Path) -> None:
+    _run(tmp_path, "memory-q4_1-none", "Q4_1", "none", 200.0)
+    _run(tmp_path, "memory-q4_1-ngram-mod", "Q4_1", "ngram-mod", 204.5)
+    _run(tmp_path, "memory-q4_1-draft-q2k", "Q4_1", "draft-simple", 290.25)
+    _run(tmp_path, "memory-f16-none", "F16", "none", 400.0)
+    _run(tmp_path, "memory-f16-ngram-mod", "F16", "ngram-mod", None)  # no memory.json
+    _run(tmp_path, "memory-f16-draft-q2k", "F16", "draft-simple", 480.0, measured=False)
+    got = memory.analyse(tmp_path)
+    assert [(r["target"], r["drafter"]) for r in got["rows"]] == [
+        ("F16", "none"), ("Q4_1", "draft-simple"), ("Q4_1", "ngram-mod"), ("Q4_1", "none")]
+    assert got["added"] == {"Q4_1": {"draft-simple": 90.2, "ngram-mod": 4.5}}
+    assert len(got["warnings"]) == 2
+    assert any("memory-f16-ngram-mod: left out" in w and "memory.json" in w
+               for w in got["warnings"])
+    assert any("not measured" in w for w in got["warnings"])
+
+
+def test_written_with_its_schema_and_refused_without_runs(tmp_path: Path) -> None:
+    _run(tmp_path / "runs", "memory-q4_1-none", "Q4_1", "none", 200.0)
+    out = tmp_path / "memory.json"
+    memory.write(tmp_path / "runs", out)
+    assert json.loads(out.read_text(encoding="utf-8"))["schema"] == memory.SCHEMA
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AnalysisError, match="no memory run"):
+        memory.write(tmp_path / "empty", out)
