@@ -6,11 +6,13 @@ import pytest
 
 from artifact import claims, paths
 from artifact.render import core as rcore
+from artifact.render import memory as rmemory
 from artifact.render import model
 from artifact.render import vars as rvars
 from artifact.render import workload as rworkload
 from tests.render.core_fixture import build_core_fixture
 from tests.render.fixture import build_summary
+from tests.render.memory_fixture import build_memory
 from tests.workload_corpus import write_workload_fixture
 
 
@@ -35,6 +37,7 @@ def test_the_ledger_loads_and_reproduces_on_the_fixture(tmp_path: Path) -> None:
 
     v["realism"] = files.to_plain(rrealism.variables(build_realism_fixture()))
     v["core"] = files.to_plain(rcore.variables(build_core_fixture()))
+    v["memory"] = files.to_plain(rmemory.variables(build_memory()))
     outcomes = claims.check(claims.load(paths.CLAIMS), raw, v)
     assert outcomes and all(o.status != "missing" for o in outcomes)
 
@@ -163,6 +166,7 @@ def test_every_claim_of_the_ledger_has_a_scope_and_qualitative_ones_hold() -> No
     raw = build_summary()
     v = rvars.compute(model.from_json(raw))
     v["core"] = rcore.variables(build_core_fixture())  # the core study's own file
+    v["memory"] = rmemory.variables(build_memory())  # the memory runs' own file
     for o in claims.check([c for c in ledger if c.qualitative], raw, v):
         assert o.status != "missing", o.claim.id
 

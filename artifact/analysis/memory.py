@@ -8,7 +8,7 @@ parts. This reads them into ``experiments/analysis/memory.json``:
 
 ``rows``
     one per run: target quantization, drafter, draft quantization, the four peaks in MiB
-    (``hwm`` is the kernel's own peak), samples taken;
+    (``hwm`` is the kernel's own peak), samples taken, the machine it ran on;
 ``added``
     per target, what each drafter adds to the no-draft server's peak (``hwm``), in MiB;
 ``warnings``
@@ -24,7 +24,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from artifact import files, paths, records
+from artifact import files, hostinfo, paths, records
 from artifact.errors import AnalysisError, RecordError
 
 SCHEMA = 1
@@ -45,6 +45,7 @@ def _row(run: Path) -> tuple[dict[str, Any] | None, str | None]:
         "run": run.name, "target": spec.get("target_quant"), "drafter": spec.get("drafter"),
         "draft_quant": spec.get("draft_quant"), "k": spec.get("k"),
         "n_samples": int(mem.get("n_samples", 0)),
+        "machine": hostinfo.machine_name(config.get("environment")),
     }
     for p in PEAKS:
         v = mem.get(f"peak_{p}_mib")

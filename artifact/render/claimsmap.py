@@ -23,6 +23,7 @@ CAMPAIGN = "experiments/campaigns/cpu-study.toml"
 WORKLOAD_CAMPAIGN = "experiments/campaigns/workload.toml"
 REALISM_CAMPAIGN = "experiments/campaigns/realism.toml"
 CORE_CAMPAIGN = "experiments/campaigns/core.toml"
+MEMORY_CAMPAIGN = "experiments/campaigns/memory.toml"
 PAGE = paths.ROOT / "docs" / "claims.md"  # the page that holds the section; README.md links it
 
 
@@ -61,6 +62,8 @@ def how(runs: Sequence[sources.RunSource], all_runs: Sequence[str]) -> str:
         groups = sorted({"-".join(r.run_id.split("-")[:2]) for r in runs})
         some = " ".join(f"--run {g}" for g in groups) + " " if groups else ""
         return f"`python -m artifact.campaign {REALISM_CAMPAIGN} {some}--runs-dir DIR`"
+    if runs[0].path.parent == paths.MEMORY_RUNS:  # nine short runs: all of them
+        return f"`doit campaign --file {MEMORY_CAMPAIGN} --runs-dir DIR`"
     if runs[0].path.parent == paths.CORE_RUNS:  # one or two runs by name, else every group
         some = " ".join(f"--run {r}" for r in ids) + " " if len(ids) <= 2 else ""
         return f"`python -m artifact.campaign {CORE_CAMPAIGN} {some}--runs-dir DIR`"

@@ -35,6 +35,10 @@ _ESCAPED_ATTR = re.compile(r"\\\]\\\{\\?[.#][A-Za-z]")
 _GLUED = (re.compile(r"[a-z0-9%)\]]\.[A-Z][a-z]{2,}"),
           re.compile(r"[0-9]\((?:[a-z]{3,}\b)"),
           re.compile(r"[a-z]{2,}\((?:the|an|as|at|in|on|of|for|with|and|or|which|see)\b"))
+# a run-in paragraph heading ("**Memory.** Time is ...") that a block tag joined to the
+# paragraph above: at the start of a line right after a line of prose, or after a sentence
+_RUN_IN = re.compile(r"^\*\*[A-Z][^*]{0,60}[.?]\*\*\s")
+_RUN_IN_INLINE = re.compile(r"[.!?)]\s+\*\*[A-Z][^*]{0,60}[.?]\*\*\s")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|cf|et al|vs|Fig|Eq|Sec|No)\.[A-Z]")
 
 
@@ -76,6 +80,12 @@ def findings(text: str) -> list[Finding]:
     []
     >>> findings(": A caption, max(a/b) {#tbl:x}\\n\\n::: {#fig:y .figure}\\n")
     []
+    >>> [f.what for f in findings("no order is claimed.\\n**Memory.** Time is\\n")]
+    ['paragraph heading joined to the paragraph above']
+    >>> [f.what for f in findings("is claimed. **Memory.** Time is\\n")]
+    ['paragraph heading inside a paragraph']
+    >>> findings("A paragraph.\\n\\n**Memory.** Time is **not** free.\\n")
+    []
     """
     out: list[Finding] = []
     fenced = False
@@ -97,6 +107,10 @@ def findings(text: str) -> list[Finding]:
             out.append(Finding(no, "heading without a blank line before it", raw[:80]))
         if m := _INLINE_HEADING.search(line):
             out.append(Finding(no, "heading inside a line", _near(line, m)))
+        if _RUN_IN.match(raw) and prev.strip() and not prev.lstrip().startswith(("-", "*", "|")):
+            out.append(Finding(no, "paragraph heading joined to the paragraph above", raw[:80]))
+        if m := _RUN_IN_INLINE.search(line):
+            out.append(Finding(no, "paragraph heading inside a paragraph", _near(line, m)))
         # a heading's, caption's or image's own attributes end its line
         body = re.sub(r"\s*\{[.#][^}]*\}\s*$", "", line)
         if m := (_ATTR.search(body) or _ESCAPED_ATTR.search(raw)):

@@ -35,6 +35,7 @@ def variables(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "by": by, "added": added, "targets": [t for t in TARGETS if t in by],
         "n_runs": len(data["rows"]),
+        "machines": sorted({str(r.get("machine")) for r in data["rows"]}),
         "none_hwm": {"min": min((r["hwm_mib"] for r in none), default=None),
                      "max": max((r["hwm_mib"] for r in none), default=None)},
         "draft_added": {"min": min(draft, default=None), "max": max(draft, default=None)},

@@ -98,7 +98,7 @@ def run_source(run_dir: Path) -> RunSource:
 def claim_runs(patterns: Sequence[str], runs_root: Path) -> list[RunSource]:
     found = [run_source(runs_root / r) for r in expand_runs(patterns, runs_root)]
     # the studies with runs of their own: workload, realism and the core study, take three
-    for other in (paths.WORKLOAD_RUNS, paths.REALISM_RUNS, paths.CORE_RUNS):
+    for other in (paths.WORKLOAD_RUNS, paths.REALISM_RUNS, paths.CORE_RUNS, paths.MEMORY_RUNS):
         if not found and runs_root == paths.RUNS:
             found = [run_source(other / r) for r in expand_runs(patterns, other)]
     return found

@@ -21,7 +21,8 @@ def build_memory() -> dict[str, Any]:
             rows.append({"run": f"memory-{target.lower()}-{drafter}", "target": target,
                          "drafter": drafter,
                          "draft_quant": "Q2_K" if drafter == "draft-simple" else None, "k": None,
-                         "n_samples": 50, "rss_mib": hwm - 2, "anon_mib": hwm - FILE_MIB[target],
+                         "n_samples": 50, "machine": "AMD EPYC (2 cores)", "rss_mib": hwm - 2,
+                         "anon_mib": hwm - FILE_MIB[target],
                          "file_mib": FILE_MIB[target], "hwm_mib": hwm})
         added[target] = {"ngram-mod": round(ngram - none, 1),
                          "draft-simple": round(draft - none, 1)}

@@ -63,6 +63,11 @@ def _prepare(tmp_path: Path) -> tuple[Path, dict[str, object], dict[str, object]
     v["workload"] = files.to_plain(rworkload.variables(w))
     v["realism"] = files.to_plain(rrealism.variables(rl))
     v["core"] = files.to_plain(rcore.variables(core))
+    from artifact.render import memory as rmemory
+
+    from .memory_fixture import build_memory
+
+    v["memory"] = files.to_plain(rmemory.variables(build_memory()))
     return build, v, raw
 
 

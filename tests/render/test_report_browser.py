@@ -142,7 +142,8 @@ def test_each_claim_links_to_its_runs_and_files(browser: Any, built: Path) -> No
         for href in row["runs"]:
             folder, _ = _local(href)
             assert folder.is_dir() and folder.parent in (
-                paths.RUNS, paths.WORKLOAD_RUNS, paths.REALISM_RUNS, paths.CORE_RUNS), href
+                paths.RUNS, paths.WORKLOAD_RUNS, paths.REALISM_RUNS, paths.CORE_RUNS,
+                paths.MEMORY_RUNS), href
     files = page.eval_on_selector_all("section.source a.file", "els => els.map(a => a.href)")
     assert files
     for href in files:
