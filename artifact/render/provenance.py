@@ -3,7 +3,7 @@
 A number read from a computed file is *tagged*: :func:`tag` copies a JSON tree with each number
 replaced by a :class:`PFloat` or :class:`PInt` (a ``float``/``int`` that equals the original and
 also carries ``._prov``, the set of places it was read from, such as
-``core.json#/strata/r3-main/gap``). Arithmetic on tagged numbers keeps the union of their sources,
+``core.json#/groups/5/cells/ngram-simple/speedup/mean``). Arithmetic on tagged numbers keeps the union of their sources,
 so a value that :mod:`artifact.render.vars` derives (a difference, a sum of counts) names every
 field it was computed from. Containers are tagged too (:class:`PDict`, :class:`PList`), so a count
 of items (``|length``) names the list it counted.
@@ -16,8 +16,7 @@ Two uses:
 * :class:`Registry`: while ``paper.html.md`` is rendered from tagged variables, every number that
   a template prints is registered (its text, its ``vars.json`` keys, or its claim) and printed as a
   link to its row in ``numbers.html``, with the same facts as a hover title. A number printed
-  without sources is counted (:attr:`Registry.untracked`): the test of the provenance layer
-  requires none.
+  without sources is counted (:attr:`Registry.untracked`) and fails the build.
 
 Nothing here changes a value: a tagged number compares, hashes, formats and serializes exactly
 as the plain one.
