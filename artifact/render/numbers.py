@@ -10,8 +10,8 @@ rendered (:mod:`artifact.render.provenance`). For each, this module finds:
 * the **runs** each field was computed from: the run folders the field's path names (a run id
   on the path; an ancestor's ``run_id``, ``run`` or ``baseline_run``; a realism stratum, a core
   study's target, task and drafter, an acceptance-split window, batch, budget and drafter,
-  matched against the folder names of the file's runs), or else every run the file was
-  computed from;
+  matched against the folder names of the file's runs, a mapping's key among them with the
+  no-draft run its cell is measured against), or else every run the file was computed from;
 * the **claim** of ``experiments/claims.toml`` that checks it, with its tolerance, if any.
 
 ``numbers.json`` holds the same for programs and tests; ``numbers.html`` (Jinja, escaped) lists
@@ -144,6 +144,12 @@ class Resolver:
             narrower = [r for r in chosen if all(_names(r, lab) for lab in labels)]
             if labels and narrower:
                 chosen = narrower
+            # a mapping's key that names a part of the run folders (a core cell's drafter)
+            # narrows too, keeping the no-draft run the cell is measured against
+            keyed = [r for r in chosen if part and not part.isdigit() and _names(r, part)]
+            keyed = [r for r in keyed if r.endswith(f"-{part}")] or keyed  # the cell's own run
+            if keyed and len(keyed) < len(chosen):
+                chosen = sorted({*keyed, *(r for r in chosen if r.endswith("-none"))})
         if named:
             return Field(ref, tuple(sorted(where[r] for r in named)), all_runs=False)
         return Field(ref, tuple(sorted(where[r] for r in chosen)),

@@ -3,10 +3,10 @@
 A number read from a computed file is *tagged*: :func:`tag` copies a JSON tree with each number
 replaced by a :class:`PFloat` or :class:`PInt` (a ``float``/``int`` that equals the original and
 also carries ``._prov``, the set of places it was read from, such as
-``core.json#/groups/5/cells/ngram-simple/speedup/mean``). Arithmetic on tagged numbers keeps the union of their sources,
-so a value that :mod:`artifact.render.vars` derives (a difference, a sum of counts) names every
-field it was computed from. Containers are tagged too (:class:`PDict`, :class:`PList`), so a count
-of items (``|length``) names the list it counted.
+``core.json#/groups/5/cells/ngram-simple/speedup/mean``). Arithmetic on tagged numbers keeps the
+union of their sources, so a value that :mod:`artifact.render.vars` derives (a difference, a
+sum of counts) names every field it was computed from. Containers are tagged too
+(:class:`PDict`, :class:`PList`), so a count of items (``|length``) names the list it counted.
 
 Two uses:
 

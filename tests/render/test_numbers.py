@@ -148,6 +148,14 @@ def test_a_field_names_the_runs_on_its_path() -> None:
     assert g.runs == ("experiments/runs-realism/r3-main-ngram-mod-synthetic-english",)
     whole = res.field("realism.json#")
     assert whole.all_runs and len(whole.runs) == 3
+    core = numbers.Resolver(
+        {}, {"core.json": {"groups": [{"target": "f16", "task": "edit", "cells": {
+            "ngram-mod": {"speedup": {"mean": 1.1}}}}]}},
+        {"core.json": [f"experiments/runs-core/{t}-{k}-{d}" for t in ("f16", "q8_0")
+                       for k in ("edit", "study") for d in ("none", "ngram-mod", "draft-q2k")]},
+        [])
+    cell = core.field("core.json#/groups/0/cells/ngram-mod/speedup/mean")
+    assert [r.rsplit("/", 1)[1] for r in cell.runs] == ["f16-edit-ngram-mod", "f16-edit-none"]
 
 
 _PUNCT = "()[]{},;:.!?\"'*\u2019\u201c\u201d\u00a0"
