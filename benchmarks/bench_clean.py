@@ -32,10 +32,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# what a clean clone does not hold, for a tree that is not a git checkout (an image, an archive)
+_NOT_CLONED = shutil.ignore_patterns(".git", ".venv", ".cache", "__pycache__", ".doit.*", "*.gguf",
+                                     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
+                                     "_kick", "_superseded", "_scratch*")
+_BUILT = ("manuscript/build", "experiments/analysis")  # outputs: a clean build makes them
+
+
 def _copy_here(dest: Path) -> None:
-    """This working tree's tracked files, as they are on disk now."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
-                            capture_output=True).stdout.decode().split("\0")
+    """This working tree's tracked files, as they are on disk now; where there is no git (or no
+    checkout), the tree without what a clean clone lacks."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                                capture_output=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        shutil.copytree(ROOT, dest, ignore=_NOT_CLONED)
+        for built in _BUILT:
+            shutil.rmtree(dest / built, ignore_errors=True)
+        return
     for name in filter(None, listed):
         src = ROOT / name
         if src.is_file():
