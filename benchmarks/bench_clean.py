@@ -8,9 +8,9 @@ claims report, the manifest). Each side runs in a private copy of its tree (this
 tree's tracked files as they are now; ``git archive REV`` for the baseline), with that copy
 first on ``PYTHONPATH`` and this checkout's environment, so only the code differs. The sides
 take turns ``--repeats`` times (the machine's drift reaches both alike); each build's wall time
-and peak resident memory (GNU time's maximum RSS: the largest single process, the workers
-included) are printed, then the medians and the ratio. The two sides' ``MANIFEST.sha256`` are
-compared too (equal when the change is a refactor).
+and peak resident memory (the largest single process of the build's tree, the workers
+included, from ``wait4``) are printed, then the medians and the ratio. The two sides'
+``MANIFEST.sha256`` are compared too (equal when the change is a refactor).
 
 Goal (issue 32): clean build < 8 s wall on 2 cores, peak < 400 MiB. Measure alone: any other
 load on the machine moves both sides' figures. ``--quick``: one build of this tree, its
@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +81,20 @@ def clean_build(tree: Path, tasks: list[str]) -> tuple[float, float]:
     shutil.rmtree(tree / ".cache", ignore_errors=True)
     shutil.rmtree(tree / "manuscript" / "build", ignore_errors=True)
     shutil.rmtree(tree / "experiments" / "analysis", ignore_errors=True)
-    out = subprocess.run(["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "doit", *tasks],
-                         cwd=tree, env=_env(tree), capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        said = (out.stdout + out.stderr)[-2000:]
-        raise SystemExit(f"bench_clean: doit failed in {tree}:\n{said}")
-    wall, kib = out.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(kib) / 1024
+    # wait4 gives the build's own usage: its peak RSS is the largest process of its tree (the
+    # workers included, as GNU time's %M), without needing GNU time on the machine
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "doit", *tasks], cwd=tree, env=_env(tree),
+                                stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            said = log.read().decode(errors="replace")[-2000:]
+            raise SystemExit(f"bench_clean: doit failed in {tree}:\n{said}")
+    return wall, usage.ru_maxrss / 1024
 
 
 def main() -> int:
