@@ -4,8 +4,9 @@
 
 A clean build is what a fresh clone does: no doit database, no analysis cache, then ``doit``
 (analysis of every study from the committed runs, tables, figures, vars, the three papers, the
-claims report, the manifest). Each side runs in a private copy of its tree (this working
-tree's tracked files as they are now; ``git archive REV`` for the baseline), with that copy
+claims report, the manifest). Each side runs in a private copy of its tree, staged as
+``bench_noop`` stages it (this working tree as it is on disk; ``git archive REV`` for the
+baseline), with that copy
 first on ``PYTHONPATH`` and this checkout's environment, so only the code differs. The sides
 take turns ``--repeats`` times (the machine's drift reaches both alike); each build's wall time
 and peak resident memory (the largest single process of the build's tree, the workers
@@ -25,46 +26,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
+from bench_noop import stage_revision, stage_worktree  # the same two copies as the no-op's
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-# what a clean clone does not hold, for a tree that is not a git checkout (an image, an archive)
-_NOT_CLONED = shutil.ignore_patterns(".git", ".venv", ".cache", "__pycache__", ".doit.*", "*.gguf",
-                                     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
-                                     "_kick", "_superseded", "_scratch*")
-_BUILT = ("manuscript/build", "experiments/analysis")  # outputs: a clean build makes them
-
-
-def _copy_here(dest: Path) -> None:
-    """This working tree's tracked files, as they are on disk now; where there is no git (or no
-    checkout), the tree without what a clean clone lacks."""
-    try:
-        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
-                                capture_output=True).stdout.decode().split("\0")
-    except (OSError, subprocess.CalledProcessError):
-        shutil.copytree(ROOT, dest, ignore=_NOT_CLONED)
-        for built in _BUILT:
-            shutil.rmtree(dest / built, ignore_errors=True)
-        return
-    for name in filter(None, listed):
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-
-
-def _copy_rev(rev: str, dest: Path) -> None:
-    archive = dest.parent / f"{dest.name}.tar"
-    with archive.open("wb") as f:
-        subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, check=True, stdout=f)
-    with tarfile.open(archive) as t:
-        t.extractall(dest, filter="data")
-    archive.unlink()
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -106,11 +74,11 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-clean-"))
     try:
         here = tmp / "here"
-        _copy_here(here)
+        stage_worktree(here)
         sides = {"here": here}
         if args.baseline and not args.quick:
             base = tmp / "base"
-            _copy_rev(args.baseline, base)
+            stage_revision(base, args.baseline)
             sides = {f"at {args.baseline}": base, "here": here}
         tasks = ["analysis", "core"] if args.quick else []
         got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
