@@ -21,6 +21,7 @@ allocation; a second pass on the same machine gives the same figures to a few Mi
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +39,32 @@ def _row(run: Path) -> tuple[dict[str, Any] | None, str | None]:
         mem = records.read_json(run / records.MEMORY)
     except RecordError as err:
         return None, f"run {run.name}: left out ({err})"
-    if not mem.get("measured"):
+    if mem.get("measured") is not True:
         return None, f"run {run.name}: left out (memory not measured: {mem.get('reason')})"
+    n = mem.get("n_samples")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return None, (f"run {run.name}: left out ({records.MEMORY}: field 'n_samples': expected "
+                      f"a positive integer, got {n!r})")
+    bad = [f"peak_{p}_mib" for p in PEAKS if not _mib(mem.get(f"peak_{p}_mib"))]
+    if bad:
+        return None, (f"run {run.name}: left out ({records.MEMORY}: field '{bad[0]}': expected "
+                      f"a finite number of MiB, got {mem.get(bad[0])!r})")
     spec = config.get("spec") or {}
     row: dict[str, Any] = {
         "run": run.name, "target": spec.get("target_quant"), "drafter": spec.get("drafter"),
         "draft_quant": spec.get("draft_quant"), "k": spec.get("k"),
-        "n_samples": int(mem.get("n_samples", 0)),
+        "n_samples": n,
         "machine": hostinfo.machine_name(config.get("environment")),
     }
     for p in PEAKS:
-        v = mem.get(f"peak_{p}_mib")
-        row[f"{p}_mib"] = float(v) if isinstance(v, int | float) else None
+        row[f"{p}_mib"] = float(mem[f"peak_{p}_mib"])
     return row, None
+
+
+def _mib(v: Any) -> bool:
+    """A peak as memory.json must hold it: a finite, non-negative number (never a bool)."""
+    return (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            and v >= 0)
 
 
 def analyse(root: Path) -> dict[str, Any]:

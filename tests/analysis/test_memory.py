@@ -44,6 +44,29 @@ def test_rows_and_what_each_drafter_adds(tmp_path: Path) -> None:
     assert any("not measured" in w for w in got["warnings"])
 
 
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("n_samples", "40", "field 'n_samples': expected a positive integer, got '40'"),
+    ("n_samples", True, "field 'n_samples': expected a positive integer, got True"),
+    ("peak_hwm_mib", float("nan"), "field 'peak_hwm_mib': expected a finite number of MiB"),
+    ("peak_rss_mib", -3.0, "field 'peak_rss_mib': expected a finite number of MiB, got -3.0"),
+    ("peak_file_mib", None, "field 'peak_file_mib': expected a finite number of MiB, got None"),
+    ("measured", "yes", "memory not measured"),
+])
+def test_a_damaged_memory_json_is_one_line_and_the_run_left_out(
+        tmp_path: Path, field: str, value: object, said: str) -> None:
+    _run(tmp_path, "memory-q4_1-none", "Q4_1", "none", 200.0)
+    _run(tmp_path, "memory-q4_1-ngram-mod", "Q4_1", "ngram-mod", 204.5)
+    path = tmp_path / "memory-q4_1-ngram-mod" / "memory.json"
+    mem = json.loads(path.read_text(encoding="utf-8"))
+    mem[field] = value
+    path.write_text(json.dumps(mem), encoding="utf-8")
+    got = memory.analyse(tmp_path)
+    assert [r["run"] for r in got["rows"]] == ["memory-q4_1-none"]  # the other run kept
+    assert len(got["warnings"]) == 1 and said in got["warnings"][0]
+    assert got["warnings"][0].startswith("run memory-q4_1-ngram-mod: left out")
+    assert got["added"] == {}
+
+
 def test_written_with_its_schema_and_refused_without_runs(tmp_path: Path) -> None:
     _run(tmp_path / "runs", "memory-q4_1-none", "Q4_1", "none", 200.0)
     out = tmp_path / "memory.json"
