@@ -82,7 +82,7 @@ DOIT_CONFIG = {
     "par_type": "process",
     "check_file_uptodate": ContentChecker,
     "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "core", "memory",
-                      "tables", "figures", "manuscript", "verify", "manifest"],
+                      "tables", "manuscript", "figures", "verify", "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and

@@ -146,15 +146,25 @@ def _with_parents(module: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def closure(*roots: str) -> list[Path]:
-    """The files of ``roots`` and of every module of ours they import, transitively, sorted."""
+@functools.cache
+def _reached(root: str) -> frozenset[str]:
+    """The modules of ours that importing ``root`` runs, transitively (itself and its parents
+    included); once per module and process: doit asks for the same ones for many tasks."""
     known = modules()
     seen: set[str] = set()
-    todo = [p for r in roots for p in _with_parents(r)]
+    todo = _with_parents(root)
     while todo:
         m = todo.pop()
         if m in seen or m not in known:
             continue
         seen.add(m)
         todo.extend(p for d in imports(m) for p in _with_parents(d))
-    return sorted(known[m] for m in seen)
+    return frozenset(seen)
+
+
+def closure(*roots: str) -> list[Path]:
+    """The files of ``roots`` and of every module of ours they import, transitively, sorted."""
+    known = modules()
+    # sorted as paths sort (by their parts), compared in C rather than by Path.__lt__
+    return sorted((known[m] for m in frozenset().union(*map(_reached, roots))),
+                  key=lambda p: p.parts)

@@ -79,119 +79,31 @@ from artifact import files, paths
 from artifact.errors import OutsideError as OutsideError
 from artifact.errors import RecordError as RecordError
 
+# the run-directory layout (artifact/runfiles.py), here too: records.CONFIG, records.run_folders
+from artifact.runfiles import CONFIG as CONFIG
+from artifact.runfiles import DRAFTERS as DRAFTERS
+from artifact.runfiles import ERRORS as ERRORS
+from artifact.runfiles import EVENTS as EVENTS
+from artifact.runfiles import MEMORY as MEMORY
+from artifact.runfiles import METRICS as METRICS
+from artifact.runfiles import RESULTS as RESULTS
+from artifact.runfiles import RUN_FILES as RUN_FILES
+from artifact.runfiles import SERVER_LOG as SERVER_LOG
+from artifact.runfiles import SESSIONS as SESSIONS
+from artifact.runfiles import VRAM as VRAM
+from artifact.runfiles import WORKLOAD as WORKLOAD
+from artifact.runfiles import WORKLOAD_RUN_FILES as WORKLOAD_RUN_FILES
+from artifact.runfiles import in_repository as in_repository
+from artifact.runfiles import raw_run_files as raw_run_files
+from artifact.runfiles import run_folders as run_folders
+
 SCHEMA = 1
 # A JSON number as it was written: an integer stays an int, a fraction is a float (a bool is
 # neither). The typed reader keeps each as written, as ``json.loads`` does.
 Number = int | float
-# What a run's ``spec.drafter`` may be: llama-server's ``--spec-type`` values, "none" first.
-DRAFTERS = (
-    "none",
-    "draft-simple",
-    "draft-eagle3",
-    "draft-mtp",
-    "draft-dflash",
-    "draft-dspark",
-    "ngram-simple",
-    "ngram-map-k",
-    "ngram-map-k4v",
-    "ngram-mod",
-    "ngram-cache",
-)
 MARKER_PREFIX = "[specdec-runner]"
 WARMUP_MARKER = f"{MARKER_PREFIX} warmup begin"
 MEASURE_MARKER = f"{MARKER_PREFIX} measure begin"
-
-CONFIG = "config.json"
-RESULTS = "results.jsonl"
-ERRORS = "errors.jsonl"
-SERVER_LOG = "server.log"
-METRICS = "metrics.json"
-VRAM = "vram.json"
-MEMORY = "memory.json"  # the server's peak resident memory (artifact/campaign/memory.py)
-EVENTS = "events.jsonl"
-RUN_FILES = (CONFIG, RESULTS, ERRORS, SERVER_LOG, METRICS, VRAM, MEMORY, EVENTS)
-SESSIONS = "sessions.jsonl"  # workload runs: the plan
-WORKLOAD = "workload.json"  # workload runs: what planning found
-WORKLOAD_RUN_FILES = (*RUN_FILES, SESSIONS, WORKLOAD)  # a workload run's files
-
-
-def _listed(root: Path) -> list[Path]:
-    """The folders under ``root`` that may be runs, sorted: folders starting with ``_``
-    (scratch, superseded) or ``.`` are not runs of the study and are left out."""
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-
-
-def raw_run_files(root: Path, names: tuple[str, ...] = RUN_FILES) -> list[Path]:
-    """The files of the runs under ``root`` (of ``names``), sorted: what the analysis reads and
-    ``MANIFEST.sha256`` hashes (as doit's dependencies).
-
-    A listing made when doit loads its tasks, so it never refuses: what reads the runs does
-    (:func:`run_folders`, and each reader through :func:`in_repository`).
-    """
-    return sorted(p for run in _listed(root) for p in run.iterdir()
-                  if p.name in names and p.is_file())
-
-
-def in_repository(path: Path, *, repo: Path | None = None) -> Path:
-    """``path``, unless it lies in the repository by name and elsewhere in fact.
-
-    A symbolic link on its way (the runs folder, a run folder, one of its files) that leads out
-    of the repository (``repo``, default :data:`artifact.paths.ROOT`) would have the analysis
-    read data from outside the tree: that is :class:`OutsideError`, one line naming the path
-    and where it points. Links that stay inside the repository are allowed, and a path outside
-    it by name (a reproduction elsewhere, a test's folder) is not checked.
-
-    >>> import tempfile
-    >>> repo = Path(tempfile.mkdtemp())
-    >>> (repo / "runs").mkdir()
-    >>> (repo / "runs" / "here").symlink_to(repo / "runs")
-    >>> (repo / "runs" / "away").symlink_to(repo.parent)
-    >>> in_repository(repo / "runs" / "here", repo=repo) == repo / "runs" / "here"
-    True
-    >>> in_repository(repo / "runs" / "away", repo=repo)
-    Traceback (most recent call last):
-    ...
-    artifact.errors.OutsideError: runs/away: a symbolic link out of the repository, to ...
-    """
-    base = Path(os.path.abspath(paths.ROOT if repo is None else repo))
-    where = Path(os.path.abspath(path))
-    if not where.is_relative_to(base):
-        return path
-    real = Path(os.path.realpath(where))  # never raises: a link loop stays unresolved
-    if real.is_relative_to(os.path.realpath(base)):
-        return path
-    raise OutsideError(f"{where.relative_to(base).as_posix()}: a symbolic link out of the "
-                       f"repository, to {real}; the analysis reads run data from the "
-                       "repository only (copy the run into it)")
-
-
-def run_folders(root: Path, *, repo: Path | None = None) -> list[Path]:
-    """The run folders under ``root``, sorted: its folders but those starting with ``_``
-    (scratch, superseded) or ``.``. Every analysis lists its runs here.
-
-    Each is checked by :func:`in_repository`: the runs folder itself, a run folder that is a
-    symbolic link, and every symbolic link among a run folder's files (:class:`OutsideError`
-    for one that leads out of the repository). A runs folder outside the repository by name
-    is listed unchecked.
-    """
-    runs = _listed(root)
-    base = Path(os.path.abspath(paths.ROOT if repo is None else repo))
-    if not runs or not Path(os.path.abspath(root)).is_relative_to(base):
-        return runs
-    in_repository(root, repo=base)
-    for run in runs:
-        if run.is_symlink():
-            in_repository(run, repo=base)
-        try:
-            with os.scandir(run) as entries:
-                links = [Path(e.path) for e in entries if e.is_symlink()]
-        except OSError:  # unreadable: the run's readers say so
-            continue
-        for link in links:
-            in_repository(link, repo=base)
-    return runs
 
 
 @dataclass(frozen=True, kw_only=True)

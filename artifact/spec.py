@@ -26,7 +26,7 @@ from typing import Any
 from artifact import files, paths
 from artifact.errors import SpecError as SpecError
 from artifact.executor_spec import ExecutorSpec, parse_executor
-from artifact.records import DRAFTERS
+from artifact.runfiles import DRAFTERS
 
 NGRAM_LOOKUP = ("ngram-mod", "ngram-simple", "ngram-map-k", "ngram-map-k4v")
 MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))

@@ -7,12 +7,12 @@ from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import imports, paths, records
+from artifact import imports, paths, runfiles
 from artifact.analysis.params import BOOTSTRAP
 from artifact.contract.summary import SCHEMA_VERSION
 from artifact.errors import doit_action
 
-RUN_FILES = records.RUN_FILES
+RUN_FILES = runfiles.RUN_FILES
 
 
 @doit_action
@@ -52,7 +52,7 @@ def task_analysis() -> dict[str, Any]:
     """Statistics of every raw run -> experiments/analysis/summary.json."""
     # The run files as they are: no campaign task has them as targets, so building the paper
     # never starts a measurement (a missing or unfinished run is a warning, run left out).
-    deps = [str(p) for p in records.raw_run_files(paths.RUNS)]
+    deps = runfiles.raw_run_paths(paths.RUNS)
     # every file the action imports, transitively: records.py (it parses the results),
     # stats.py, the contract, files.py, ...
     code = [str(p) for p in imports.closure("artifact.analysis.summary")]
@@ -72,8 +72,8 @@ def task_analysis() -> dict[str, Any]:
 
 
 # what the workload analysis reads of a run: the plan (sessions.jsonl) included
-WORKLOAD_RUN_FILES = (records.CONFIG, records.RESULTS, records.ERRORS, records.METRICS,
-                      records.WORKLOAD, records.SESSIONS)
+WORKLOAD_RUN_FILES = (runfiles.CONFIG, runfiles.RESULTS, runfiles.ERRORS, runfiles.METRICS,
+                      runfiles.WORKLOAD, runfiles.SESSIONS)
 
 
 @doit_action
@@ -182,11 +182,11 @@ def _no_steps() -> None:
 def task_costmodel() -> dict[str, Any]:
     """Cost model: measured step costs + the CPU study's drafted runs -> costmodel.json."""
     steps = sorted(p for model in paths.COST_RUNS.glob(f"*/{COST_STEPS}")
-                   for p in (model, model.parent / records.CONFIG))
+                   for p in (model, model.parent / runfiles.CONFIG))
     if not steps:
         return {"actions": [_no_steps], "uptodate": [False], "verbosity": 2}
     runs = sorted(str(p) for run in _family_runs(COST_FAMILIES) for p in run.iterdir()
-                  if p.name in (records.CONFIG, records.RESULTS, records.METRICS))
+                  if p.name in (runfiles.CONFIG, runfiles.RESULTS, runfiles.METRICS))
     code = [str(p) for p in imports.closure("artifact.analysis.costmodel")]
     return {
         "actions": [(_write_costmodel, [paths.COST_RUNS, paths.RUNS, paths.SUMMARY,
@@ -218,8 +218,8 @@ def _no_memory() -> None:
 
 def task_memory() -> dict[str, Any]:
     """Memory: each configuration's peak resident memory (the memory runs) -> memory.json."""
-    deps = [str(p) for p in records.raw_run_files(paths.MEMORY_RUNS, (records.CONFIG,
-                                                                       records.MEMORY))]
+    deps = [str(p) for p in runfiles.raw_run_files(paths.MEMORY_RUNS, (runfiles.CONFIG,
+                                                                       runfiles.MEMORY))]
     if not deps:
         return {"actions": [_no_memory], "uptodate": [False], "verbosity": 2}
     code = [str(p) for p in imports.closure("artifact.analysis.memory")]
@@ -236,7 +236,7 @@ def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Pat
     import json  # the standard library's; doit imports this module on every `doit list`
 
     out = []
-    for config in sorted(root.glob(f"*/{records.CONFIG}")):
+    for config in sorted(root.glob(f"*/{runfiles.CONFIG}")):
         if config.parent.name.startswith((".", "_")):
             continue
         try:
@@ -265,7 +265,7 @@ def _write_core(runs: Path, out: Path, predictions: Path) -> None:
 def core_run_files(root: Path = paths.CORE_RUNS) -> list[Path]:
     """The raw files the core analysis reads of each run of a (target, task) group."""
     return sorted(p for g in CORE_GROUPS for run in root.glob(f"{g}-*") if run.is_dir()
-                  for p in run.iterdir() if p.name in (records.CONFIG, records.RESULTS))
+                  for p in run.iterdir() if p.name in (runfiles.CONFIG, runfiles.RESULTS))
 
 
 def task_core() -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import files, imports, paths, records
+from artifact import files, imports, paths, runfiles
 from artifact.errors import doit_action
 from artifact.log import stderr as log_stderr
 from artifact.render import catalogue, layout
@@ -39,7 +39,7 @@ NUMBERS_JSON = paths.BUILD / "numbers.json"  # every number paper.html prints, w
 NUMBERS_HTML = paths.BUILD / "numbers.html"
 NUMBERS_TEMPLATE = paths.TEMPLATES / "numbers.html.j2"
 # memory.json exists once the memory runs are measured (experiments/runs-memory/)
-MEASURED_MEMORY = bool(records.raw_run_files(paths.MEMORY_RUNS, (records.MEMORY,)))
+MEASURED_MEMORY = bool(runfiles.raw_run_files(paths.MEMORY_RUNS, (runfiles.MEMORY,)))
 ANALYSES = [paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
             paths.CORE, *([paths.MEMORY] if MEASURED_MEMORY else [])]
 PAPER = paths.MANUSCRIPT / "paper.md"
@@ -138,12 +138,12 @@ def _arxiv() -> None:
 
 def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
-    return [*records.raw_run_files(paths.RUNS),
-            *records.raw_run_files(paths.WORKLOAD_RUNS, records.WORKLOAD_RUN_FILES),
-            *records.raw_run_files(paths.REALISM_RUNS, records.WORKLOAD_RUN_FILES),
+    return [*runfiles.raw_run_files(paths.RUNS),
+            *runfiles.raw_run_files(paths.WORKLOAD_RUNS, runfiles.WORKLOAD_RUN_FILES),
+            *runfiles.raw_run_files(paths.REALISM_RUNS, runfiles.WORKLOAD_RUN_FILES),
             *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
-            *records.raw_run_files(paths.CORE_RUNS), paths.CORE_PREDICTIONS,
-            *records.raw_run_files(paths.MEMORY_RUNS),
+            *runfiles.raw_run_files(paths.CORE_RUNS), paths.CORE_PREDICTIONS,
+            *runfiles.raw_run_files(paths.MEMORY_RUNS),
             *([paths.MEMORY] if MEASURED_MEMORY else []),
             paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
             paths.CORE, paths.CLAIMS,
