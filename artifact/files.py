@@ -24,14 +24,16 @@ import json
 import math
 import os
 import re
-import tarfile
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from artifact.errors import ArtifactError
+
+if TYPE_CHECKING:
+    import tarfile  # imported where a tar is read: doit loads this module on every call
 
 SIG_DIGITS = 6  # of every float in a computed JSON file: equal inputs give equal bytes
 
@@ -195,6 +197,8 @@ def extract_tar(tar: tarfile.TarFile, dest: Path) -> None:
     Python 3.11.4+ does this with ``filter="data"``; Debian 12's Python 3.11.2 (the Docker
     image's base) predates it, so the same checks are made here.
     """
+    import tarfile
+
     if hasattr(tarfile, "data_filter"):
         tar.extractall(dest, filter="data")
         return

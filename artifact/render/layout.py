@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +76,8 @@ def parse_bbox(xhtml: str, *, source: str = "pdftotext -bbox") -> list[Page]:
     >>> pages[0].width, pages[0].words[0].text, pages[0].words[0].y0
     (612.0, 'A&B', 70.5)
     """
+    import xml.etree.ElementTree as ET  # here: doit loads this module on every call
+
     try:
         root = ET.fromstring(xhtml)
     except ET.ParseError as err:
