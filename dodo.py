@@ -290,12 +290,12 @@ def task_campaign(file: str = "", runs_dir: str = "", executor: str = "",
         yield from _campaign_tasks(WORKLOAD_STUDY, paths.WORKLOAD_RUNS)
 
 
-def task_sessions() -> Iterator[dict[str, Any]]:
+def task_sessions() -> dict[str, Any] | None:
     """Draw the session sets of experiments/session_sets.toml from ShareGPT V3 (the id locks)."""
     from artifact.workloads import sessions
 
     if not sessions.SESSION_RECIPES.exists():
-        return
+        return None
     try:
         names = list(sessions.load_recipes())
     except sessions.SessionError as err:  # a bad recipe file fails this task only, when asked
@@ -303,20 +303,16 @@ def task_sessions() -> Iterator[dict[str, Any]]:
             print(f"error: {message}", file=sys.stderr)
             return False
 
-        yield {"name": "error", "actions": [fail]}
-        return
-    for name in names:
-        dest = sessions.lock_path(name)
+        return {"actions": [fail], "uptodate": [False]}
 
-        def build(name: str = name, dest: Path = dest) -> None:
-            recipe = sessions.load_recipes()[name]
-            ids = sessions.select_ids(recipe, sessions.conversations())
+    def build() -> None:  # every set in one pass over the dataset (decoded once, 0.3 s)
+        recipes = sessions.load_recipes()
+        for name, ids in sessions.select_all(recipes, sessions.conversations()).items():
             print(f"{name}: {len(ids)} sessions, sha256 "
-                  f"{sessions.write_id_lock(recipe, ids, dest)}")
+                  f"{sessions.write_id_lock(recipes[name], ids, sessions.lock_path(name))}")
 
-        yield {"name": name, "actions": [doit_action(build)],
-               "file_dep": [sessions.SESSION_RECIPES],
-               "targets": [dest]}
+    return {"actions": [doit_action(build)], "file_dep": [sessions.SESSION_RECIPES],
+            "targets": [sessions.lock_path(n) for n in names]}
 
 
 def task_kick() -> dict[str, Any]:

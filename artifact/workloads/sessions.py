@@ -122,9 +122,11 @@ def _english(turns: list[Turn]) -> bool:
     return bool(text) and mostly_ascii(text)
 
 
-def select_ids(recipe: SessionRecipe,
-               data: Mapping[str, list[dict[str, Any]]] | Iterable[tuple[str, list[dict[str, Any]]]]
-               ) -> list[str]:
+Conversations = (Mapping[str, list[dict[str, Any]]]
+                 | Iterable[tuple[str, list[dict[str, Any]]]])
+
+
+def select_ids(recipe: SessionRecipe, data: Conversations) -> list[str]:
     """Seeded, stratified choice of session ids (English sessions, strata by full turn count;
     with ``code_share``, only the code-heavy ones: :meth:`SessionRecipe.code_heavy`).
 
@@ -132,24 +134,32 @@ def select_ids(recipe: SessionRecipe,
     ids (:func:`conversations`: none kept). Candidates of a stratum are sorted by id and drawn
     with ``random.Random(f"{seed}:{i}")``.
     """
-    pools: list[list[str]] = [[] for _ in recipe.strata]
+    return select_all({recipe.name: recipe}, data)[recipe.name]
+
+
+def select_all(recipes: Mapping[str, SessionRecipe], data: Conversations) -> dict[str, list[str]]:
+    """:func:`select_ids` of every recipe, in one pass over ``data`` (the dataset is read and
+    decoded once for all the sets: `doit sessions`)."""
+    pools: dict[str, list[list[str]]] = {n: [[] for _ in r.strata] for n, r in recipes.items()}
     for cid, messages in data.items() if isinstance(data, Mapping) else data:
         turns = turns_of(messages)
-        if not turns or not _english(turns[:recipe.max_turns]):
+        if not turns:
             continue
-        if not recipe.code_heavy([(t.user, t.reply) for t in turns]):
-            continue
-        for i, s in enumerate(recipe.strata):
-            if s.min_turns <= len(turns) <= s.max_turns:
-                pools[i].append(cid)
-    for pool in pools:
-        pool.sort()
-    out: list[str] = []
-    for i, (s, pool) in enumerate(zip(recipe.strata, pools, strict=True)):
-        if s.n > len(pool):
-            raise SessionError(f"{SESSION_RECIPES.name}: sets.{recipe.name}.strata[{i}]: asks "
-                               f"for {s.n} sessions, the dataset has {len(pool)}")
-        out += random.Random(f"{recipe.seed}:{i}").sample(pool, s.n)
+        pairs = [(t.user, t.reply) for t in turns]
+        for name, r in recipes.items():
+            if not _english(turns[:r.max_turns]) or not r.code_heavy(pairs):
+                continue
+            for i, s in enumerate(r.strata):
+                if s.min_turns <= len(turns) <= s.max_turns:
+                    pools[name][i].append(cid)
+    out: dict[str, list[str]] = {}
+    for name, r in recipes.items():
+        out[name] = []
+        for i, (s, pool) in enumerate(zip(r.strata, pools[name], strict=True)):
+            if s.n > len(pool):
+                raise SessionError(f"{SESSION_RECIPES.name}: sets.{r.name}.strata[{i}]: asks "
+                                   f"for {s.n} sessions, the dataset has {len(pool)}")
+            out[name] += random.Random(f"{r.seed}:{i}").sample(sorted(pool), s.n)
     return out
 
 

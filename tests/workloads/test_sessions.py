@@ -41,6 +41,19 @@ def test_select_is_seeded_and_stratified() -> None:
     assert ids[0] == "a1" and sorted(ids[1:]) == ["b2", "c3"]
 
 
+def test_all_sets_in_one_pass_are_each_set_drawn_alone() -> None:
+    """`doit sessions` draws every set over one read of the dataset: the same ids, in the same
+    order, as each set drawn by itself, from the mapping or from a stream of pairs."""
+    code = S.SessionRecipe(name="c", seed=7, clip_chars=8, max_turns=4, code_share=0.5,
+                           strata=(S.Stratum(min_turns=1, max_turns=30, n=2),))
+    data = {**DATA, "k1": conv(4, "```x```"), "k2": conv(2, "```y```"), "k3": conv(9, "```z```")}
+    recipes = {"t": RECIPE, "c": code}
+    want = {"t": S.select_ids(RECIPE, data), "c": S.select_ids(code, data)}
+    assert S.select_all(recipes, data) == want
+    assert S.select_all(recipes, iter(sorted(data.items(), reverse=True))) == want
+    assert set(want["c"]) <= {"k1", "k2", "k3"}
+
+
 def test_select_says_when_a_stratum_is_short() -> None:
     short = S.SessionRecipe(name="t", seed=1, clip_chars=8, max_turns=20,
                             strata=(S.Stratum(min_turns=30, max_turns=99, n=1),))
