@@ -81,8 +81,9 @@ DOIT_CONFIG = {
                     else os.cpu_count() or 1),
     "par_type": "process",
     "check_file_uptodate": ContentChecker,
-    "default_tasks": ["analysis", "accsplit", "workload", "realism", "costmodel", "core", "memory",
-                      "tables", "manuscript", "figures", "verify", "manifest"],
+    "default_tasks": ["realism", "analysis", "accsplit", "workload", "costmodel", "core", "memory",
+                      "manuscript:vars", "manuscript:md-html", "tables", "manuscript", "figures",
+                      "verify", "manifest"],
 }
 
 # One build at a time in this tree (a second `doit` waits, saying so); `doit list`, `help` and

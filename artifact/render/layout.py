@@ -126,21 +126,41 @@ def overlapping(page: Page, min_overlap: float = 1.0) -> list[tuple[Word, Word]]
     """Pairs of words printed over each other: boxes that overlap by more than ``min_overlap``
     points across and by more than half the lower word's height.
 
+    The words sorted by their left edge, each is compared with the words that start before its
+    right edge (less ``min_overlap``), in blocks of rows with numpy: the pairs, in the order, of
+    comparing them one by one (issue 32: 0.34 s a paper that way, 16,000 words).
+
     >>> a, b = Word(1, 100, 100, 130, 110, "4984"), Word(1, 126, 100, 150, 110, "-21")
     >>> [(x.text, y.text) for x, y in overlapping(Page(1, 612, 792, (a, b)))]
     [('4984', '-21')]
     """
+    import numpy as np  # here: doit loads this module on every call
+
     words = sorted((w for w in page.words if w.text.strip()), key=lambda w: w.x0)
-    pairs = []
-    for i, a in enumerate(words):
-        for b in words[i + 1:]:
-            if b.x0 >= a.x1 - min_overlap:
-                break
-            across = min(a.x1, b.x1) - max(a.x0, b.x0)
-            down = min(a.y1, b.y1) - max(a.y0, b.y0)
-            if across > min_overlap and down > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0):
-                pairs.append((a, b))
+    n = len(words)
+    x0, x1, y0, y1 = (np.array([getattr(w, k) for w in words], dtype=np.float64)
+                      for k in ("x0", "x1", "y0", "y1"))
+    height = y1 - y0
+    # the first word, in that order, that starts at or past a word's right edge less the
+    # overlap: no word from there on can overlap it by more across
+    end = np.searchsorted(x0, x1 - min_overlap, side="left")
+    pairs: list[tuple[Word, Word]] = []
+    for r0 in range(0, n, _BLOCK):
+        r1 = min(n, r0 + _BLOCK)
+        c1 = int(end[r0:r1].max(initial=0))
+        if c1 <= r0 + 1:
+            continue
+        r, c = slice(r0, r1), slice(r0 + 1, c1)
+        rows, cols = np.arange(r0, r1)[:, None], np.arange(r0 + 1, c1)[None, :]
+        across = np.minimum(x1[r, None], x1[None, c]) - np.maximum(x0[r, None], x0[None, c])
+        down = np.minimum(y1[r, None], y1[None, c]) - np.maximum(y0[r, None], y0[None, c])
+        ok = ((cols > rows) & (cols < end[r, None]) & (across > min_overlap)
+              & (down > 0.5 * np.minimum(height[r, None], height[None, c])))
+        pairs += [(words[r0 + i], words[r0 + 1 + j]) for i, j in zip(*np.nonzero(ok), strict=True)]
     return pairs
+
+
+_BLOCK = 256  # rows of one comparison block
 
 
 def problems(pages: Sequence[Page], margin: float = MARGIN_PT) -> list[str]:

@@ -56,6 +56,46 @@ def test_words_printed_over_each_other_are_found_and_neighbours_are_not() -> Non
     assert [(a.text, b.text) for a, b in layout.overlapping(page)] == [("4984", "-21")]
 
 
+def _overlapping_one_by_one(page: Page, min_overlap: float = 1.0) -> list[tuple[Word, Word]]:
+    """The check as it was first written: every word against those starting before its end."""
+    words = sorted((w for w in page.words if w.text.strip()), key=lambda w: w.x0)
+    pairs = []
+    for i, a in enumerate(words):
+        for b in words[i + 1:]:
+            if b.x0 >= a.x1 - min_overlap:
+                break
+            across = min(a.x1, b.x1) - max(a.x0, b.x0)
+            down = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if across > min_overlap and down > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0):
+                pairs.append((a, b))
+    return pairs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_overlap_check_finds_the_pairs_one_by_one_comparison_finds_in_its_order(
+        seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines of words with ties, narrow words, blanks and a crowded line: the blocked check
+    gives the same pairs in the same order as comparing the words one by one."""
+    import random
+
+    rng = random.Random(seed)
+    words = []
+    for line in range(40):
+        x, y = 72.0, 72.0 + 11.5 * line + rng.choice([0.0, 0.0, 4.0, 9.0])
+        for _ in range(rng.randint(1, 25)):
+            width = rng.choice([0.5, 2.0, 8.0, 23.0, 40.0])
+            words.append(Word(1, x, y, x + width, y + rng.choice([8.0, 10.0, 12.0]),
+                              rng.choice(["a", "bc", " ", "1.5"])))
+            x += width + rng.choice([-6.0, -1.0, 0.0, 0.5, 3.0])
+    page = Page(1, 612, 792, tuple(rng.sample(words, len(words))))
+    want = _overlapping_one_by_one(page)
+    assert want  # the crowding makes some
+    monkeypatch.setattr(layout, "_BLOCK", 7)  # many blocks, and a pair across two
+    assert layout.overlapping(page) == want
+    monkeypatch.setattr(layout, "_BLOCK", 4096)
+    assert layout.overlapping(page) == want
+
+
 def test_unreadable_pdftotext_output_is_one_line() -> None:
     with pytest.raises(manuscript.ManuscriptError, match="unreadable output") as err:
         layout.parse_bbox("<html><page", source="x.pdf")
