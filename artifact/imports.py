@@ -12,6 +12,11 @@ git), keyed by a hash of the module's bytes: a module is parsed again only when 
 and what is kept is the raw import statements, resolved against the modules present on each use,
 so that adding or removing a module changes what the others resolve to as parsing would. A cache
 that cannot be read or written is a slower run, never a wrong graph.
+
+The hash itself is not computed again while a module file's ``stat`` (size, modification and
+change times, inode) is the one the cache saw (issue 32: reading and hashing every module was 3
+ms of each no-op ``doit``); a file changed within the last :data:`SETTLE_S` seconds is hashed
+every time, as the run cache does (a write in the same clock tick could leave its times equal).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 CACHE = PACKAGE.parent / ".cache" / "imports.json"
-_FORMAT = 1
+_FORMAT = 2  # 2: each entry keeps the file's stat
+SETTLE_S = 2.0  # a module file younger than this is hashed, its stat not trusted
+Stat = list[int]
 
 # One import statement as the source says it: ``import a.b`` is ("a.b", None); ``from a import
 # b, c`` is ("a", ("b", "c")). Kept only when it names the package (anything else is not ours).
@@ -76,20 +84,20 @@ def _resolve(module: str, raw: list[Raw], known: dict[str, Path]) -> frozenset[s
     return frozenset(out)
 
 
-def _read_cache(cache: Path) -> dict[str, tuple[str, list[Raw]]]:
-    """The cache's entries (file relative to the package's parent: hash, raw imports); {} if
-    there is none or it is unreadable (it is rebuilt)."""
+def _read_cache(cache: Path) -> dict[str, tuple[str, list[Raw], Stat]]:
+    """The cache's entries (file relative to the package's parent: hash, raw imports, stat);
+    {} if there is none or it is unreadable (it is rebuilt)."""
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data.get("format") != _FORMAT:
             return {}
-        return {f: (h, [(m, None if n is None else tuple(n)) for m, n in raw])
-                for f, (h, raw) in data["files"].items()}
+        return {f: (h, [(m, None if n is None else tuple(n)) for m, n in raw], list(st))
+                for f, (h, raw, st) in data["files"].items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
 
 
-def _write_cache(cache: Path, files: dict[str, tuple[str, list[Raw]]]) -> None:
+def _write_cache(cache: Path, files: dict[str, tuple[str, list[Raw], Stat]]) -> None:
     """Replace the cache atomically (concurrent builds each write a whole file); a tree that
     cannot be written to keeps no cache."""
     try:
@@ -102,6 +110,15 @@ def _write_cache(cache: Path, files: dict[str, tuple[str, list[Raw]]]) -> None:
         return
 
 
+def _stat(path: Path) -> Stat:
+    """A module file's size, modification and change times and inode; [] (never trusted) when
+    it changed within :data:`SETTLE_S` seconds."""
+    st = os.stat(path)
+    if max(st.st_mtime_ns, st.st_ctime_ns) > time.time_ns() - int(SETTLE_S * 1e9):
+        return []
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
 def graph(package: Path = PACKAGE, cache: Path | None = CACHE) -> dict[str, frozenset[str]]:
     """Each module of ``package`` and the modules of it that it imports (see :func:`imports`).
 
@@ -111,15 +128,19 @@ def graph(package: Path = PACKAGE, cache: Path | None = CACHE) -> dict[str, froz
     known = _scan(package)
     top = package.name
     old = _read_cache(cache) if cache is not None else {}
-    new: dict[str, tuple[str, list[Raw]]] = {}
+    new: dict[str, tuple[str, list[Raw], Stat]] = {}
     out = {}
     for module, path in known.items():
-        source = path.read_bytes()
-        digest = hashlib.blake2b(source, digest_size=16).hexdigest()
         rel = path.relative_to(package.parent).as_posix()
         hit = old.get(rel)
-        raw = hit[1] if hit is not None and hit[0] == digest else _raw_imports(source, top)
-        new[rel] = (digest, raw)
+        st = _stat(path)
+        if hit is not None and st and hit[2] == st:  # unchanged since it was hashed
+            digest, raw = hit[0], hit[1]
+        else:
+            source = path.read_bytes()
+            digest = hashlib.blake2b(source, digest_size=16).hexdigest()
+            raw = hit[1] if hit is not None and hit[0] == digest else _raw_imports(source, top)
+        new[rel] = (digest, raw, st)
         out[module] = _resolve(module, raw, known)
     if cache is not None and new != old:
         _write_cache(cache, new)
@@ -146,10 +167,17 @@ def _with_parents(module: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-@functools.cache
+# the modules each root reaches, with the graph they were found in (a test may swap it)
+_REACHED: dict[str, tuple[object, frozenset[str]]] = {}
+
+
 def _reached(root: str) -> frozenset[str]:
     """The modules of ours that importing ``root`` runs, transitively (itself and its parents
-    included); once per module and process: doit asks for the same ones for many tasks."""
+    included); once per module and graph: doit asks for the same ones for many tasks."""
+    graph_now = _graph()
+    kept = _REACHED.get(root)
+    if kept is not None and kept[0] is graph_now:
+        return kept[1]
     known = modules()
     seen: set[str] = set()
     todo = _with_parents(root)
@@ -159,6 +187,7 @@ def _reached(root: str) -> frozenset[str]:
             continue
         seen.add(m)
         todo.extend(p for d in imports(m) for p in _with_parents(d))
+    _REACHED[root] = (graph_now, frozenset(seen))
     return frozenset(seen)
 
 

@@ -60,6 +60,30 @@ def test_an_edited_module_is_parsed_again(tmp_path: Path) -> None:
     assert imports.graph(pkg, cache) == imports.graph(pkg, None)
 
 
+def test_an_unchanged_stat_is_trusted_and_a_changed_one_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settled files whose stat the cache saw are not read again; a rewrite whose modification
+    time is put back still changes the change time: hashed again, parsed again."""
+    import os
+
+    pkg = _package(tmp_path, {"__init__.py": "", "a.py": "from pkg import b\n",
+                              "b.py": "", "c.py": ""})
+    cache = tmp_path / "imports.json"
+    monkeypatch.setattr(imports, "SETTLE_S", 0.0)  # every file counts as settled
+    assert imports.graph(pkg, cache)["pkg.a"] == {"pkg.b"}
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("hashed a module whose stat the cache holds")
+
+    with monkeypatch.context() as m:
+        m.setattr(imports.hashlib, "blake2b", refuse)
+        assert imports.graph(pkg, cache)["pkg.a"] == {"pkg.b"}
+    st = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("from pkg import c\n", encoding="utf-8")  # same size
+    os.utime(pkg / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))  # the old time put back
+    assert imports.graph(pkg, cache)["pkg.a"] == {"pkg.c"}
+
+
 def test_a_new_module_changes_what_an_unchanged_one_resolves_to(tmp_path: Path) -> None:
     pkg = _package(tmp_path, {"__init__.py": "x = 1\n", "a.py": "from pkg import x, sub\n"})
     cache = tmp_path / "imports.json"

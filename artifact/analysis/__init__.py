@@ -11,8 +11,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from artifact.contract.summary import SCHEMA_VERSION
-
 if TYPE_CHECKING:
     from artifact.analysis.runs import (
         AnalysisError,
@@ -22,6 +20,7 @@ if TYPE_CHECKING:
         load_runs,
     )
     from artifact.analysis.summary import build_summary, dumps, write_summary
+    from artifact.contract.summary import SCHEMA_VERSION
 
 # Imported on first use, so that `doit` (which imports the analysis task) does not load
 # numpy and scipy just to list or skip tasks.
@@ -31,6 +30,8 @@ _LAZY = {"AnalysisError": "runs", "ConfigError": "runs", "Run": "runs",
 
 
 def __getattr__(name: str) -> Any:
+    if name == "SCHEMA_VERSION":  # the contract's: imported when asked, not when doit loads
+        return importlib.import_module("artifact.contract.summary").SCHEMA_VERSION
     if name in _LAZY:
         return getattr(importlib.import_module(f"artifact.analysis.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'artifact.analysis' has no attribute {name!r}")

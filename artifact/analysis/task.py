@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,6 @@ from doit.tools import config_changed
 
 from artifact import imports, paths, runfiles
 from artifact.analysis.params import BOOTSTRAP
-from artifact.contract.summary import SCHEMA_VERSION
 from artifact.errors import doit_action
 
 RUN_FILES = runfiles.RUN_FILES
@@ -54,10 +54,10 @@ def task_analysis() -> dict[str, Any]:
     # never starts a measurement (a missing or unfinished run is a warning, run left out).
     deps = runfiles.raw_run_paths(paths.RUNS)
     # every file the action imports, transitively: records.py (it parses the results),
-    # stats.py, the contract, files.py, ...
+    # stats.py, the contract (a new SCHEMA_VERSION is a changed file: the task reruns; the
+    # contract itself is not imported here, issue 32), files.py, ...
     code = [str(p) for p in imports.closure("artifact.analysis.summary")]
     params = {
-        "schema_version": SCHEMA_VERSION,
         "bootstrap_resamples": BOOTSTRAP.resamples,
         "bootstrap_seed": BOOTSTRAP.seed,
         "confidence": BOOTSTRAP.confidence,
@@ -85,13 +85,10 @@ def _write_workload(runs: Path, out: Path) -> None:
 
 def task_workload() -> dict[str, Any]:
     """Workload study: REAL vs SYNTHETIC sessions -> experiments/analysis/workload.json."""
-    from artifact.contract import workload as contract
-
     deps = sorted(str(p) for p in paths.WORKLOAD_RUNS.glob("*/*")
                   if p.name in WORKLOAD_RUN_FILES)
     code = [str(p) for p in imports.closure("artifact.analysis.workload")]
-    params = {
-        "schema_version": contract.SCHEMA_VERSION,
+    params = {  # the contract's SCHEMA_VERSION: in the code (its source), as in task_analysis
         "bootstrap_resamples": BOOTSTRAP.resamples,
         "bootstrap_seed": BOOTSTRAP.seed,
         "confidence": BOOTSTRAP.confidence,
@@ -116,14 +113,13 @@ def task_realism() -> dict[str, Any]:
     """Workload realism, take three: every side its own server, per drafter, with verdicts
     against the campaign file's margins -> experiments/analysis/realism.json."""
     from artifact.analysis.params import REALISM_BOOTSTRAP as B
-    from artifact.contract import realism as contract
 
     deps = sorted(str(p) for p in paths.REALISM_RUNS.glob("*/*")
                   if p.name in WORKLOAD_RUN_FILES)
     deps += sorted(str(p) for p in paths.SESSION_LOCKS.glob("*.txt"))  # the turns' id locks
     deps.append(str(paths.REALISM_CAMPAIGN))  # its [equivalence] margins
     code = [str(p) for p in imports.closure("artifact.analysis.realism")]
-    params = {"schema_version": contract.SCHEMA_VERSION, "bootstrap_resamples": B.resamples,
+    params = {"bootstrap_resamples": B.resamples,  # SCHEMA_VERSION: in the code, as above
               "bootstrap_seed": B.seed, "confidence": B.confidence}
     return {
         "actions": [(_write_realism, [paths.REALISM_RUNS, paths.REALISM])],
@@ -233,19 +229,38 @@ def task_memory() -> dict[str, Any]:
 
 def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Path]:
     """Run directories whose config.json names one of ``families``."""
-    import json  # the standard library's; doit imports this module on every `doit list`
-
     out = []
     for config in sorted(root.glob(f"*/{runfiles.CONFIG}")):
         if config.parent.name.startswith((".", "_")):
             continue
-        try:
-            family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if family in families:
+        if _family(config) in families:
             out.append(config.parent)
     return out
+
+
+_FAMILIES: dict[str, tuple[tuple[int, int, int, int], object]] = {}
+
+
+def _family(config: Path) -> object:
+    """The ``spec.family`` a run's config.json names (None when unreadable), remembered for the
+    file's unchanged ``stat``: two tasks ask, and a test may rewrite it between two asks."""
+    import json  # the standard library's; doit imports this module on every `doit list`
+
+    key = str(config)
+    try:
+        st = os.stat(key)
+    except OSError:
+        return None
+    seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    hit = _FAMILIES.get(key)
+    if hit is not None and hit[0] == seen:
+        return hit[1]
+    try:
+        family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
+    except (OSError, ValueError, AttributeError):
+        family = None
+    _FAMILIES[key] = (seen, family)
+    return family
 
 
 # The core study's runs: <target>-<task>-<drafter> under experiments/runs-core (its cost and
@@ -271,15 +286,12 @@ def core_run_files(root: Path = paths.CORE_RUNS) -> list[Path]:
 def task_core() -> dict[str, Any]:
     """Core study, take three: the measured cells beside their committed predictions ->
     experiments/analysis/core.json."""
-    from artifact.contract import core as contract
-
     deps = [str(p) for p in core_run_files()]
+    # the code includes artifact/contract/core.py: a new SCHEMA_VERSION reruns the task
     code = [str(p) for p in imports.closure("artifact.analysis.core")]
-    params = {"schema_version": contract.SCHEMA_VERSION}
     return {
         "actions": [(_write_core, [paths.CORE_RUNS, paths.CORE, paths.CORE_PREDICTIONS])],
         "file_dep": [*deps, str(paths.CORE_PREDICTIONS), *code],
         "targets": [str(paths.CORE)],
-        "uptodate": [config_changed(params)],
         "clean": True,
     }

@@ -13,7 +13,7 @@ nothing to do stays well under a second.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,17 +138,22 @@ def _arxiv() -> None:
 
 def manifest_inputs() -> list[Path]:
     """The paper's inputs, the raw runs included: the hash chain reaches the measurements."""
-    return [*runfiles.raw_run_files(paths.RUNS),
-            *runfiles.raw_run_files(paths.WORKLOAD_RUNS, runfiles.WORKLOAD_RUN_FILES),
-            *runfiles.raw_run_files(paths.REALISM_RUNS, runfiles.WORKLOAD_RUN_FILES),
-            *sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*")),
-            *runfiles.raw_run_files(paths.CORE_RUNS), paths.CORE_PREDICTIONS,
-            *runfiles.raw_run_files(paths.MEMORY_RUNS),
-            *([paths.MEMORY] if MEASURED_MEMORY else []),
-            paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
-            paths.CORE, paths.CLAIMS,
-            PAPER, BIB,
-            *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))]
+    return [Path(p) for p in _manifest_input_paths()]
+
+
+def _manifest_input_paths() -> list[str]:
+    """:func:`manifest_inputs` as strings (what doit takes: no ``Path`` for each run file)."""
+    return [*runfiles.raw_run_paths(paths.RUNS),
+            *runfiles.raw_run_paths(paths.WORKLOAD_RUNS, runfiles.WORKLOAD_RUN_FILES),
+            *runfiles.raw_run_paths(paths.REALISM_RUNS, runfiles.WORKLOAD_RUN_FILES),
+            *_s(sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*"))),
+            *runfiles.raw_run_paths(paths.CORE_RUNS), str(paths.CORE_PREDICTIONS),
+            *runfiles.raw_run_paths(paths.MEMORY_RUNS),
+            *_s([*([paths.MEMORY] if MEASURED_MEMORY else []),
+                 paths.SUMMARY, paths.ACCSPLIT, paths.WORKLOAD, paths.COSTMODEL, paths.REALISM,
+                 paths.CORE, paths.CLAIMS,
+                 PAPER, BIB,
+                 *sorted(DEFAULTS.glob("*.yaml")), *sorted((paths.TEMPLATES).rglob("*.j2"))])]
 
 
 def manifest_outputs() -> list[Path]:
@@ -160,10 +165,10 @@ def manifest_outputs() -> list[Path]:
     return out
 
 
-def write_manifest(listed: list[Path], out: Path) -> None:
+def write_manifest(listed: Sequence[Path | str], out: Path) -> None:
     """``sha256  path`` lines (paths relative to the repository), sorted by path."""
     lines = []
-    for f in sorted(listed, key=lambda p: p.relative_to(paths.ROOT).as_posix()):
+    for f in sorted(map(Path, listed), key=lambda p: p.relative_to(paths.ROOT).as_posix()):
         digest = hashlib.sha256(f.read_bytes()).hexdigest()
         lines.append(f"{digest}  {f.relative_to(paths.ROOT).as_posix()}\n")
     files.write_text(out, "".join(lines))
@@ -331,10 +336,10 @@ def task_readme() -> dict[str, Any]:
 
 def task_manifest() -> dict[str, Any]:
     """Write manuscript/build/MANIFEST.sha256 of every input and output of the paper."""
-    listed = [*manifest_inputs(), *manifest_outputs()]
+    listed = [*_manifest_input_paths(), *_s(manifest_outputs())]
     return {
         "actions": [(doit_action(write_manifest), [listed, MANIFEST])],
-        "file_dep": _s(listed),
+        "file_dep": listed,
         "targets": _s([MANIFEST]),
         "clean": True,
     }
