@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
@@ -370,8 +371,6 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
         _latex(engine, build, epoch, log)
         line = f"{engine} (on paper.tex)"
     else:
-        import typst  # the fallback engine, loaded only when no LaTeX engine is installed
-
         with files.output(build / "paper.typ") as tmp:
             _pandoc([*_common(manuscript / "defaults" / "typst.yaml",
                               manuscript / "references.bib"),
@@ -380,18 +379,39 @@ def write_pdf(*, build: Path = paths.BUILD, manuscript: Path = paths.MANUSCRIPT,
                 includes.local_file(build, name, where=build / "paper.typ",
                                     error=ManuscriptError)
         with files.output(build / "paper.pdf") as tmp:
-            try:
-                typst.compile(str(build / "paper.typ"), output=str(tmp), root=str(build),
-                              font_paths=typst_fonts(), ignore_system_fonts=True,
-                              timestamp=epoch)
-            except typst.TypstError as err:
-                said = str(err).strip().splitlines() or ["(no message)"]
-                raise ManuscriptError(f"{build / 'paper.typ'}: typst: {said[0]}") from err
+            _typst(build / "paper.typ", tmp, root=build, epoch=epoch)
             check_layout(tmp, shown_as=build / "paper.pdf", log=log)
         line = "typst (pandoc -> typst, typst-py " + _version("typst") + ")"
     log(f"paper.pdf made by {line}")
     files.write_text(build / "engine.txt", line + "\n")
     return line
+
+
+# Typst compiles in a process of its own: its 120 MB come and go with it, not on top of what
+# the build's worker already holds (issue 32: the clean build's peak, 396 MiB, was that sum).
+_TYPST = """
+import sys, typst
+src, out, root, epoch, *fonts = sys.argv[1:]
+try:
+    typst.compile(src, output=out, root=root, font_paths=fonts, ignore_system_fonts=True,
+                  timestamp=int(epoch))
+except typst.TypstError as err:
+    sys.stderr.write(str(err))
+    sys.exit(3)
+"""
+
+
+def _typst(src: Path, out: Path, *, root: Path, epoch: int) -> None:
+    """``typst.compile`` of ``src`` into ``out`` (matplotlib's fonts only, the build's time),
+    in a child process; its error is one line naming ``src``."""
+    proc = subprocess.run([sys.executable, "-c", _TYPST, str(src), str(out), str(root),
+                           str(epoch), *typst_fonts()],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        said = proc.stderr.strip().splitlines() or ["(no message)"]
+        if proc.returncode != 3:  # not typst's own error: the child's last line says what
+            said = [f"exit status {proc.returncode}: {said[-1]}"]
+        raise ManuscriptError(f"{src}: typst: {said[0]}")
 
 
 def _version(dist: str) -> str:
