@@ -219,8 +219,7 @@ _PRETTY_SEP = b"\n  },\n  {\n"
 _ANY_SEP = re.compile(rb",\n  [^ ]")
 
 
-class _NotObjects(Exception):
-    """The array is not laid out as :func:`_pretty_objects` reads it."""
+_OTHER_LAYOUT = object()  # what _pretty_objects yields last for an array laid out otherwise
 
 
 def _element(chunk: bytes) -> tuple[bool, Any]:
@@ -241,12 +240,13 @@ def _element(chunk: bytes) -> tuple[bool, Any]:
 
 def _pretty_objects(f: IO[bytes], block: int) -> Iterator[Any]:
     """The elements of a two-space-indented array of objects, one at a time; stops at an
-    element that does not decode (malformed, or cut short: the last one); raises
-    :class:`_NotObjects` where the layout is another (the first line, or a piece between two
-    separators that holds more than one element)."""
+    element that does not decode (malformed, or cut short: the last one); yields
+    :data:`_OTHER_LAYOUT` and stops where the layout is another (the first line, or a piece
+    between two separators that holds more than one element)."""
     buf = f.read(max(block, len(_PRETTY_HEAD)))
     if not buf.startswith(_PRETTY_HEAD):
-        raise _NotObjects
+        yield _OTHER_LAYOUT
+        return
     start, end = len(_PRETTY_HEAD) - 2, False  # at the first element's "{"
     while True:
         cut = buf.find(_PRETTY_SEP, start)
@@ -263,8 +263,8 @@ def _pretty_objects(f: IO[bytes], block: int) -> Iterator[Any]:
         ok, obj = _element(piece)
         if not ok:
             if _ANY_SEP.search(piece):
-                raise _NotObjects
-            return  # one element, malformed: the text reader stops there too
+                yield _OTHER_LAYOUT
+            return  # or one element, malformed: the text reader stops there too
         yield obj
         start = cut + len(_PRETTY_SEP) - 2
 
@@ -287,14 +287,14 @@ def json_array_objects(f: IO[bytes], block: int = 8 * 2**20) -> Iterator[dict[st
     [{'a': 1}, {'a': 3}]
     """
     done = 0
-    try:
-        for obj in _pretty_objects(f, block):
-            if isinstance(obj, dict):
-                done += 1
-                yield obj
+    for obj in _pretty_objects(f, block):
+        if obj is _OTHER_LAYOUT:
+            break
+        if isinstance(obj, dict):
+            done += 1
+            yield obj
+    else:
         return
-    except _NotObjects:
-        pass
     f.seek(0)
     yield from complete_json_objects(f.read().decode("utf-8", errors="replace"))[done:]
 
