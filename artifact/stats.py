@@ -15,6 +15,7 @@ decides how to report it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -126,28 +127,50 @@ def bootstrap_mean_ci(
     # row, so its column means are one matrix product (no gather of n_resamples * n * k values).
     small = np.uint16 if n <= np.iinfo(np.uint16).max else np.int64  # fewer random bits
     idx = rng.integers(0, n, size=(n_resamples, n), dtype=small)
-    offsets = (np.arange(n_resamples, dtype=np.int64) * n)[:, None]
-    counts = np.bincount((idx + offsets).ravel(), minlength=n_resamples * n)
-    weights = counts.reshape(n_resamples, n).astype(np.float64)
     present = ~np.isnan(arr)
+    full = bool(present.all())
+    # what is summed: the values (0 where missing) and, with missing ones, how many were drawn
+    summed = [arr] if full else [np.where(present, arr, 0.0), present.astype(np.float64)]
     # einsum, not ``@``: a threaded BLAS spins on a busy 2-core machine, and numpy's own loop
     # gives the same bytes on every machine.
-    if present.all():
-        means = _weighted_sums(weights, arr) / n
+    columns = [np.ascontiguousarray(a.T) for a in summed]
+    sums = [np.empty((n_resamples, k)) for _ in summed]
+    # A block of resamples at a time, so that their counts stay in the cache while they are
+    # made and used (issue 32: 0.21 s -> 0.16 s for the analysis's 164 groups); each sum is
+    # the same one, over the same rows in the same order: the same bytes (a test).
+    for lo, hi in _blocks(n_resamples, n):
+        flat = idx[lo:hi].astype(np.intp)
+        flat += (np.arange(hi - lo, dtype=np.intp) * n)[:, None]
+        weights = np.bincount(flat.ravel(), minlength=(hi - lo) * n)
+        weights = weights.reshape(hi - lo, n).astype(np.float64)
+        for col, out in zip(columns, sums, strict=True):
+            out[lo:hi] = np.einsum("kn,bn->bk", col, weights)
+    if full:
+        means = sums[0] / n
     else:
-        sums = _weighted_sums(weights, np.where(present, arr, 0.0))
-        drawn = _weighted_sums(weights, present.astype(np.float64))
-        means = np.full_like(sums, math.nan)
-        np.divide(sums, drawn, out=means, where=drawn > 0)  # nan: the resample drew no value
+        means = np.full_like(sums[0], math.nan)
+        # nan: the resample drew no value
+        np.divide(sums[0], sums[1], out=means, where=sums[1] > 0)
     alpha = (1.0 - confidence) / 2.0
     low, high = _column_quantiles(means, (alpha, 1.0 - alpha))
     return low, high
 
 
-def _weighted_sums(weights: FloatArray, arr: FloatArray) -> FloatArray:
-    """``weights @ arr`` without BLAS: ``(n_resamples, n) x (n, k) -> (n_resamples, k)``."""
-    out: FloatArray = np.einsum("kn,bn->bk", np.ascontiguousarray(arr.T), weights)
-    return out
+BLOCK_VALUES = 32768  # counts a block of resamples holds (256 KiB of float64)
+BLOCK_MIN = 64  # resamples a block holds at least (einsum's loop over resamples stays one)
+
+
+def _blocks(n_resamples: int, n: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of resamples, of nearly equal sizes, each of at least
+    :data:`BLOCK_MIN` (or all of them) and about :data:`BLOCK_VALUES` / ``n`` resamples.
+
+    >>> _blocks(2000, 131)[:2], len(_blocks(2000, 131)), _blocks(10, 131), _blocks(130, 900)
+    ([(0, 250), (250, 500)], 8, [(0, 10)], [(0, 65), (65, 130)])
+    """
+    size = max(BLOCK_MIN, BLOCK_VALUES // max(n, 1))
+    count = max(1, n_resamples // size)  # each block at least size resamples
+    cuts = [n_resamples * i // count for i in range(count + 1)]
+    return list(itertools.pairwise(cuts))
 
 
 def _column_quantile(v: FloatArray, q: float) -> FloatArray:
