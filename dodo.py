@@ -81,8 +81,8 @@ DOIT_CONFIG = {
                     else os.cpu_count() or 1),
     "par_type": "process",
     "check_file_uptodate": ContentChecker,
-    # the realism chain (sessions, realism) first: the longest path to the figures; the
-    # provenance pages named before the figures, which doit otherwise queues ahead of them
+    # the realism chain (sessions, realism) first: the longest path to the figures; vars and
+    # md-html named early (doit may still hand them out after figures already queued)
     "default_tasks": ["realism", "analysis", "accsplit", "workload", "costmodel", "core", "memory",
                       "manuscript:vars", "manuscript:md-html", "tables", "manuscript", "figures",
                       "verify", "manifest"],
