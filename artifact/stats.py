@@ -157,7 +157,7 @@ def bootstrap_mean_ci(
 
 
 BLOCK_VALUES = 32768  # counts a block of resamples holds (256 KiB of float64)
-BLOCK_MIN = 64  # resamples a block holds at least (einsum's loop over resamples stays one)
+BLOCK_MIN = 64  # resamples a block holds at least: never a block of a few rows
 
 
 def _blocks(n_resamples: int, n: int) -> list[tuple[int, int]]:
