@@ -309,3 +309,18 @@ def test_matched_ratios_invariant_to_order(num, den, rnd):
     a = stats.matched_ratios(num, den)
     b = stats.matched_ratios(dict(items_n), dict(items_d))
     assert a == b or (a.n_matched == 0 and b.n_matched == 0)
+
+
+def test_t_quantile_is_scipy_stats_t_ppf_bit_for_bit():
+    """The quantile every interval uses, without importing scipy.stats (issue 32): the same
+    double as ``scipy.stats.t.ppf`` over degrees of freedom and levels, edges included."""
+    from scipy import stats as sps
+
+    dfs = [*range(-1, 300), 0.5, 1.5, 1e6, math.inf, math.nan]
+    qs = [0.0, 1e-12, 0.025, 0.5, 0.9, 0.95, 0.975, 0.5 + 0.95 / 2.0, 0.999999, 1.0, math.nan,
+          -0.1, 1.1]
+    for df in dfs:
+        for q in qs:
+            want, got = float(sps.t.ppf(q, df)), stats.t_quantile(q, df)
+            assert (math.isnan(want) and math.isnan(got)) or (
+                want == got and math.copysign(1.0, want) == math.copysign(1.0, got)), (df, q)

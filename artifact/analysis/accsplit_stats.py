@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from artifact import stats
 from artifact.contract.accsplit import Friedman, Interval, Kind, Value
@@ -110,7 +109,7 @@ def ratio_interval(units: Sequence[tuple[float, float]], *, kind: Kind, over: st
         return Interval(n=n, mean=r, sd=sd, low=None, high=None,
                         ci_reason=f"fewer than three independent {over}", kind=kind, over=over,
                         method="t-ratio")
-    half = float(sps.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
+    half = stats.t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
     iv = Interval(n=n, mean=r, sd=sd, low=r - half, high=r + half, ci_reason=None,
                   kind=kind, over=over, method="t-ratio")
     return bounded(iv, within, confidence) if within is not None else iv
@@ -164,6 +163,8 @@ def paired_p(diffs: Sequence[float | None]) -> float:
     arr = np.asarray([d for d in diffs if d is not None and math.isfinite(d)], dtype=np.float64)
     if arr.size < 2 or float(arr.std(ddof=1)) == 0.0:
         return math.nan
+    from scipy import stats as sps  # here: only these tests need scipy.stats (0.35 s)
+
     return float(sps.ttest_1samp(arr, 0.0).pvalue)
 
 
@@ -204,6 +205,8 @@ def friedman(table: Sequence[Sequence[float]]) -> Friedman:
     if np.all(cols == cols[0]):  # every block ties every treatment: nothing differs
         return Friedman(test="friedman", n_blocks=n, n_treatments=k, statistic=0.0, df=k - 1,
                         p=1.0, kendall_w=0.0, reason=None)
+    from scipy import stats as sps
+
     res = sps.friedmanchisquare(*cols)
     chi2 = float(res.statistic)
     return Friedman(test="friedman", n_blocks=n, n_treatments=k, statistic=chi2, df=k - 1,
