@@ -12,6 +12,7 @@
   names) and paths built from input stay inside their root.
 - :func:`folder`: a folder given on a command line (``--into``, ``--runs-dir``) is one, or is
   one line saying it is a file.
+- :func:`settled_stat`: what a cache keyed by a file's ``stat`` may trust instead of reading it.
 
 Imports only the error tree (:mod:`artifact.errors`): every layer may use it.
 """
@@ -25,6 +26,7 @@ import math
 import os
 import re
 import tempfile
+import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -36,6 +38,23 @@ if TYPE_CHECKING:
     import tarfile  # imported where a tar is read: doit loads this module on every call
 
 SIG_DIGITS = 6  # of every float in a computed JSON file: equal inputs give equal bytes
+
+
+SETTLE_S = 2.0  # a file changed more recently than this: its stat is not trusted
+FileStat = tuple[int, int, int, int, int]
+
+
+def settled_stat(path: Path | str, *, settle_s: float = SETTLE_S) -> FileStat | None:
+    """A file's size, modification and change times, inode and device: equal stats mean the
+    same bytes, for a cache that would rather not read them (the change time is set by the
+    kernel on every write and cannot be put back). None when the file changed within the last
+    ``settle_s`` seconds (a rewrite in the same clock tick could leave its times equal): such
+    a file is read every time. ``OSError`` (a missing file too) is the caller's.
+    """
+    st = os.stat(path)
+    if max(st.st_mtime_ns, st.st_ctime_ns) > time.time_ns() - int(settle_s * 1e9):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def write_text(path: Path, text: str) -> Path:

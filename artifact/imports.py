@@ -13,10 +13,10 @@ and what is kept is the raw import statements, resolved against the modules pres
 so that adding or removing a module changes what the others resolve to as parsing would. A cache
 that cannot be read or written is a slower run, never a wrong graph.
 
-The hash itself is not computed again while a module file's ``stat`` (size, modification and
-change times, inode) is the one the cache saw (issue 32: reading and hashing every module was 3
-ms of each no-op ``doit``); a file changed within the last :data:`SETTLE_S` seconds is hashed
-every time, as the run cache does (a write in the same clock tick could leave its times equal).
+The hash itself is not computed again while a module file's settled ``stat`` is the one the
+cache saw (:func:`artifact.files.settled_stat`; issue 32: reading and hashing every module was
+3 ms of each no-op ``doit``); a file changed within the last :data:`SETTLE_S` seconds is hashed
+every time, as the run cache does.
 """
 
 from __future__ import annotations
@@ -111,12 +111,14 @@ def _write_cache(cache: Path, files: dict[str, tuple[str, list[Raw], Stat]]) -> 
 
 
 def _stat(path: Path) -> Stat:
-    """A module file's size, modification and change times and inode; [] (never trusted) when
-    it changed within :data:`SETTLE_S` seconds."""
+    """A module file's size, modification and change times, inode and device; [] (never
+    trusted) when it changed within :data:`SETTLE_S` seconds. The rule of
+    :func:`artifact.files.settled_stat`, restated: this module imports nothing of ours (the
+    layering test reads the graph it builds)."""
     st = os.stat(path)
     if max(st.st_mtime_ns, st.st_ctime_ns) > time.time_ns() - int(SETTLE_S * 1e9):
         return []
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
 def graph(package: Path = PACKAGE, cache: Path | None = CACHE) -> dict[str, frozenset[str]]:

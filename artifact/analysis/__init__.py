@@ -23,17 +23,16 @@ if TYPE_CHECKING:
     from artifact.contract.summary import SCHEMA_VERSION
 
 # Imported on first use, so that `doit` (which imports the analysis task) does not load
-# numpy and scipy just to list or skip tasks.
-_LAZY = {"AnalysisError": "runs", "ConfigError": "runs", "Run": "runs",
-         "RunDescription": "runs", "load_runs": "runs", "build_summary": "summary",
-         "dumps": "summary", "write_summary": "summary"}
+# numpy and scipy, nor the summary's contract, just to list or skip tasks.
+_LAZY = {"AnalysisError": "analysis.runs", "ConfigError": "analysis.runs", "Run": "analysis.runs",
+         "RunDescription": "analysis.runs", "load_runs": "analysis.runs",
+         "build_summary": "analysis.summary", "dumps": "analysis.summary",
+         "write_summary": "analysis.summary", "SCHEMA_VERSION": "contract.summary"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SCHEMA_VERSION":  # the contract's: imported when asked, not when doit loads
-        return importlib.import_module("artifact.contract.summary").SCHEMA_VERSION
     if name in _LAZY:
-        return getattr(importlib.import_module(f"artifact.analysis.{_LAZY[name]}"), name)
+        return getattr(importlib.import_module(f"artifact.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'artifact.analysis' has no attribute {name!r}")
 
 

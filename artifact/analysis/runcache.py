@@ -57,7 +57,7 @@ from artifact.errors import ArtifactError
 
 CACHE = paths.ROOT / ".cache" / "runs"
 _FORMAT = b"runcache 3"
-SETTLE_S = 2.0  # a file younger than this is hashed, its stat not trusted
+SETTLE_S = files.SETTLE_S  # a file younger than this is hashed, its stat not trusted
 # the only classes an entry may hold (cachecodec builds nothing else)
 _ALLOWED: dict[str, type[Any]] = {c.__name__: c for c in (Reduced, RunDescription, Part)}
 Stat = tuple[tuple[int, int, int, int, int] | None, ...]
@@ -73,22 +73,21 @@ def code_key() -> str:
 
 
 def _stat(path: Path) -> Stat | None:
-    """Each run file's (size, mtime, ctime, inode, device), None for a missing one; None when
+    """Each run file's :func:`artifact.files.settled_stat`, None for a missing one; None when
     a file is young (:data:`SETTLE_S`) or cannot be stat'ed."""
-    out: list[tuple[int, int, int, int, int] | None] = []
-    young = time.time_ns() - int(SETTLE_S * 1e9)
+    out: list[files.FileStat | None] = []
     folder = os.fspath(path)
     for name in records.RUN_FILES:
         try:
-            st = os.stat(os.path.join(folder, name))
+            st = files.settled_stat(os.path.join(folder, name), settle_s=SETTLE_S)
         except FileNotFoundError:
             out.append(None)
             continue
         except OSError:
             return None
-        if max(st.st_mtime_ns, st.st_ctime_ns) > young:
+        if st is None:
             return None
-        out.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+        out.append(st)
     return tuple(out)
 
 

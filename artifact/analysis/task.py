@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from doit.tools import config_changed
 
-from artifact import imports, paths, runfiles
+from artifact import files, imports, paths, runfiles
 from artifact.analysis.params import BOOTSTRAP
 from artifact.errors import doit_action
 
@@ -214,8 +213,7 @@ def _no_memory() -> None:
 
 def task_memory() -> dict[str, Any]:
     """Memory: each configuration's peak resident memory (the memory runs) -> memory.json."""
-    deps = [str(p) for p in runfiles.raw_run_files(paths.MEMORY_RUNS, (runfiles.CONFIG,
-                                                                       runfiles.MEMORY))]
+    deps = runfiles.raw_run_paths(paths.MEMORY_RUNS, (runfiles.CONFIG, runfiles.MEMORY))
     if not deps:
         return {"actions": [_no_memory], "uptodate": [False], "verbosity": 2}
     code = [str(p) for p in imports.closure("artifact.analysis.memory")]
@@ -238,28 +236,29 @@ def _family_runs(families: tuple[str, ...], root: Path = paths.RUNS) -> list[Pat
     return out
 
 
-_FAMILIES: dict[str, tuple[tuple[int, int, int, int], object]] = {}
+_FAMILIES: dict[str, tuple[files.FileStat, object]] = {}
 
 
 def _family(config: Path) -> object:
     """The ``spec.family`` a run's config.json names (None when unreadable), remembered for the
-    file's unchanged ``stat``: two tasks ask, and a test may rewrite it between two asks."""
+    file's unchanged settled ``stat`` (:func:`artifact.files.settled_stat`): two tasks ask, and
+    a test may rewrite it between two asks."""
     import json  # the standard library's; doit imports this module on every `doit list`
 
     key = str(config)
     try:
-        st = os.stat(key)
+        seen = files.settled_stat(key)
     except OSError:
         return None
-    seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     hit = _FAMILIES.get(key)
-    if hit is not None and hit[0] == seen:
+    if seen is not None and hit is not None and hit[0] == seen:
         return hit[1]
     try:
         family = json.loads(config.read_text(encoding="utf-8")).get("spec", {}).get("family")
     except (OSError, ValueError, AttributeError):
         family = None
-    _FAMILIES[key] = (seen, family)
+    if seen is not None:
+        _FAMILIES[key] = (seen, family)
     return family
 
 
