@@ -51,7 +51,11 @@ def settled_stat(path: Path | str, *, settle_s: float = SETTLE_S) -> FileStat | 
     ``settle_s`` seconds (a rewrite in the same clock tick could leave its times equal): such
     a file is read every time. ``OSError`` (a missing file too) is the caller's.
     """
-    st = os.stat(path)
+    return settled(os.stat(path), settle_s=settle_s)
+
+
+def settled(st: os.stat_result, *, settle_s: float = SETTLE_S) -> FileStat | None:
+    """:func:`settled_stat` of a stat already taken."""
     if max(st.st_mtime_ns, st.st_ctime_ns) > time.time_ns() - int(settle_s * 1e9):
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)

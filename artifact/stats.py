@@ -175,7 +175,9 @@ def bootstrap_mean_ci(
 
 
 BLOCK_VALUES = 32768  # counts a block of resamples holds (256 KiB of float64)
-BLOCK_MIN = 64  # resamples a block holds at least: never a block of a few rows
+# resamples a block holds at least: a few, so that a large group's blocks stay near
+# BLOCK_VALUES too (64 made blocks of 5 MiB at 10,000 records: 19.6 -> 16.8 us a record)
+BLOCK_MIN = 8
 
 
 def _blocks(n_resamples: int, n: int) -> list[tuple[int, int]]:
@@ -183,7 +185,9 @@ def _blocks(n_resamples: int, n: int) -> list[tuple[int, int]]:
     :data:`BLOCK_MIN` (or all of them) and about :data:`BLOCK_VALUES` / ``n`` resamples.
 
     >>> _blocks(2000, 131)[:2], len(_blocks(2000, 131)), _blocks(10, 131), _blocks(130, 900)
-    ([(0, 250), (250, 500)], 8, [(0, 10)], [(0, 65), (65, 130)])
+    ([(0, 250), (250, 500)], 8, [(0, 10)], [(0, 43), (43, 86), (86, 130)])
+    >>> len(_blocks(2000, 10_000)), _blocks(2000, 10_000)[0]
+    (250, (0, 8))
     """
     size = max(BLOCK_MIN, BLOCK_VALUES // max(n, 1))
     count = max(1, n_resamples // size)  # each block at least size resamples

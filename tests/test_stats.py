@@ -114,14 +114,18 @@ def _bootstrap_in_one_block(x: np.ndarray, seed: int, n_resamples: int):
 
 @pytest.mark.parametrize(("n", "k", "n_resamples", "holes"), [
     (131, 8, 2000, False), (269, 12, 2000, False), (25, 1, 8000, True), (700, 3, 999, True),
-    (1, 2, 65, False), (900, 4, 130, True), (40, 6, 63, False), (5000, 2, 200, True)])
+    (1, 2, 65, False), (900, 4, 130, True), (40, 6, 63, False), (5000, 2, 200, True),
+    (10_000, 3, 40, True)])
 def test_bootstrap_in_blocks_gives_the_bytes_of_one_block(n, k, n_resamples, holes):
     """Counting a block of resamples at a time (issue 32) leaves every sum the same: the bounds
     are equal bit for bit to counting all resamples at once, with missing values or not."""
     x = np.random.default_rng(n * k).normal(size=(n, k))
     if holes:
         x[np.random.default_rng(k).random((n, k)) < 0.3] = np.nan
-    assert len(stats._blocks(n_resamples, n)) > 1 or n_resamples < 2 * stats.BLOCK_MIN
+    # cut into blocks wherever two fit (a block: at least BLOCK_VALUES / n resamples, at
+    # least BLOCK_MIN)
+    size = max(stats.BLOCK_MIN, stats.BLOCK_VALUES // n)
+    assert len(stats._blocks(n_resamples, n)) > 1 or n_resamples < 2 * size
     want = _bootstrap_in_one_block(x, 7, n_resamples)
     got = stats.bootstrap_mean_ci(x, rng=np.random.default_rng(7), n_resamples=n_resamples)
     for w, g in zip(want, got, strict=True):
