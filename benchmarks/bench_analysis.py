@@ -13,7 +13,9 @@ Prints:
 2. the per-position bootstrap on the same data, vectorized (what the analysis does: one draw per
    run and group, all positions at once) side by side with a plain loop over resamples (per run,
    group and position, ``rng.choice`` once per resample), and their ratio; also a loop over
-   resamples that resamples all positions at once per iteration, the fairest loop;
+   resamples that resamples all positions at once per iteration, the fairest loop; and the
+   floor per record that the committed bytes fix (issue 32): the bootstrap's random draws (its
+   stream), its counts and sums, and the typed decode of the records;
 3. the whole analysis at each scale, with time per record (linear growth keeps it flat).
 
 Goals (issue 3): whole analysis < 2 s on 2 cores; vectorized bootstrap >= 20x the loop;
@@ -39,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from artifact import stats  # noqa: E402
+from artifact import records, stats  # noqa: E402
 from artifact.analysis import build_summary, load_runs  # noqa: E402
 from artifact.analysis.logs import pair  # noqa: E402
 from artifact.analysis.params import BOOTSTRAP  # noqa: E402
@@ -117,6 +119,37 @@ def loop_joint(groups: list[tuple[str, str, np.ndarray]]) -> None:
         for b in range(N_RESAMPLES):
             means[b] = m[rng.integers(0, n, n)].mean(axis=0)
         np.quantile(means, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=0)
+
+
+def draws(groups: list[tuple[str, str, np.ndarray]]) -> None:
+    """Only the random draws of the bootstrap: the analysis's own stream (same generator, same
+    call, same dtype), which fixes its bytes; no counting, no sums."""
+    for rid, g, m in groups:
+        n = m.shape[0]
+        rng_for(rid, g).integers(0, n, size=(N_RESAMPLES, n),
+                                 dtype=np.uint16 if n <= np.iinfo(np.uint16).max else np.int64)
+
+
+def decode_all(root: Path) -> None:
+    """Only the typed decode of every record (the analysis's msgspec decoder, no validation)."""
+    decode = records._RESULT.decoder.decode
+    for p in sorted(root.glob("*/results.jsonl")):
+        with p.open("rb") as f:
+            for line in f:
+                decode(line)
+
+
+def floor(groups: list[tuple[str, str, np.ndarray]], root: Path, boot_cpu: float, n_rec: int,
+          repeats: int) -> None:
+    """What the committed bytes fix, per record, against the goal of 15 us (issue 32): the
+    bootstrap's draws (another stream: other intervals), its counts and sums (the same sums in
+    einsum's order: the same doubles), and the typed decode (the parsing floor)."""
+    _, d_cpu = timed(lambda: draws(groups), repeats)
+    _, j_cpu = timed(lambda: decode_all(root), repeats)
+    us = [x / n_rec * 1e6 for x in (d_cpu, boot_cpu - d_cpu, j_cpu)]
+    print(f"    floor per record: draws {us[0]:.1f} + counts and sums {us[1]:.1f} + typed "
+          f"decode {us[2]:.1f} = {sum(us):.1f} us, before any validation, pairing or "
+          "statistics (goal for the whole analysis: <= 15)")
 
 
 _CHILD = '''
@@ -212,6 +245,7 @@ def main() -> None:
         n_base = sum(1 for p in base.glob("*/results.jsonl") for _ in p.open())
         print(f"    = {v_cpu / n_base * 1e6:.1f} us CPU per record of the corpus: the bootstrap as "
               "the analysis draws it (other draws: other bytes; issue 32)")
+        floor(groups, base, v_cpu, n_base, args.repeats)
         print(f"  loop per resample, per position:     {l_wall:8.3f} s wall {l_cpu:8.3f} s CPU"
               f"   ratio {l_wall / v_wall:6.1f}x wall {l_cpu / v_cpu:6.1f}x CPU (goal >= 20x)")
         print(f"  loop per resample, positions joint:  {j_wall:8.3f} s wall {j_cpu:8.3f} s CPU"
