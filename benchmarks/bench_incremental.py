@@ -30,7 +30,7 @@ records. ``--full-only`` measures the full analysis and the JSON floor only (no 
 run): ``--runs 1000 --scale 37.1`` writes and analyses 10 million records (about 19 GB of files
 under the system's temporary folder; ``TMPDIR`` moves it); ``--copies`` writes the further
 curves runs as copies of one per drafter, at disk speed (on the 2-core VM of issue 32: 108 s
-writing, 230 s the full analysis, 9 minutes in all with the two parsing floors).
+writing, 226 s the full analysis, 9 minutes in all with the two parsing floors).
 
 Goals: one added run < 1 s at 1,000 runs (issue 21); a full analysis of 10M records < 120 s
 wall on 2 cores, peak < 1 GiB (issue 32), or the measured ceiling and what bounds it.
