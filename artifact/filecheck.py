@@ -61,6 +61,7 @@ class ContentChecker(FileChangedChecker):  # type: ignore[misc]  # doit is untyp
 
     def get_state(self, dep: str, current_state: Any) -> list[Any] | None:
         st = os.stat(dep)
-        if isinstance(current_state, list) and current_state[:4] == _stat(st):
+        now = _stat(st)
+        if isinstance(current_state, list) and current_state[:4] == now:
             return None  # unchanged: keep what is saved
-        return [*_stat(st), _md5(dep, st)]
+        return [*now, _md5(dep, st)]

@@ -13,9 +13,8 @@ import pytest
 from artifact import filecheck, files
 
 
-@pytest.fixture
-def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths hashed, in order; every file counts as settled at once (no 2 s wait)."""
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the checker hashes, in order, from an empty memo."""
     seen: list[str] = []
     real = filecheck.get_file_md5
 
@@ -24,9 +23,15 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return str(real(path))
 
     monkeypatch.setattr(filecheck, "get_file_md5", counted)
-    monkeypatch.setattr(files, "settled", functools.partial(files.settled, settle_s=0.0))
     monkeypatch.setattr(filecheck, "_HASHED", {})
     return seen
+
+
+@pytest.fixture
+def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """:func:`_counted`, every file counting as settled at once (no 2 s wait)."""
+    monkeypatch.setattr(files, "settled", functools.partial(files.settled, settle_s=0.0))
+    return _counted(monkeypatch)
 
 
 def test_a_file_many_tasks_depend_on_is_hashed_once(tmp_path: Path, hashes: list[str]) -> None:
@@ -57,10 +62,7 @@ def test_a_rewrite_with_its_times_put_back_is_hashed_again(tmp_path: Path,
 
 def test_a_file_changed_within_the_last_seconds_is_hashed_every_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[str] = []
-    real = filecheck.get_file_md5
-    monkeypatch.setattr(filecheck, "get_file_md5", lambda p: seen.append(p) or real(p))
-    monkeypatch.setattr(filecheck, "_HASHED", {})
+    seen = _counted(monkeypatch)
     dep = tmp_path / "summary.json"
     dep.write_text("{}\n", encoding="utf-8")  # just written: not settled
     checker = filecheck.ContentChecker()
