@@ -27,6 +27,11 @@ the workload's read by the same rules.
 
 Each exclusion is one warning line, worded for :mod:`artifact.warning_classes`, whose fatal
 classes fail ``doit verify --strict``.
+
+The rules shared by every study's records live here; each other input has a module of its own in
+this package (the core study's records and predictions, memory runs, reproduction calibrations,
+the realism strata), read by the same habits: one line naming the file, the field and what was
+expected, or the bad record set aside and named in a warning.
 """
 
 from __future__ import annotations
