@@ -12,6 +12,10 @@ A **gap** compares a side with REAL-A on one drafter's servers: latencies and sp
 the **floor**: two servers with identical histories, so their acceptance must agree exactly
 (:class:`Exact`) and their timing differs by the machine only.
 
+The inputs pass :mod:`artifact.analysis.validate.realism` first: a run's config, one protocol
+(concurrency, session set) per stratum as the campaign file plans it, each turn's slot and place
+in its round within range; a drafter with no REAL-B server has no floor, and says so.
+
 Only (session, turn) pairs that every server of the stratum measured quietly are analysed: a
 contended turn is dropped from every side and server. Intervals: a percentile bootstrap over
 sessions, one draw per stratum shared by every server. Each synthetic gap gets one verdict
@@ -26,8 +30,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ from artifact.analysis.accsplit_stats import holm
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
 from artifact.analysis.runs import AnalysisError
+from artifact.analysis.validate import realism as vrealism
 from artifact.contract import realism as contract
 from artifact.errors import RecordError, SessionError, SpecError
 from artifact.sessionsets import find_recipe
@@ -80,9 +85,11 @@ class SideRun:
 
 
 def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
-    """A per-side realism run directory; a config that is not one, a plan missing or damaged,
-    or a session set whose id lock (``<locks>/<set>.txt``, default ``experiments/sessions``)
-    cannot be read, is an :class:`AnalysisError` (the run is then left out).
+    """A per-side realism run directory; a config that is not one (by the rules of
+    :mod:`artifact.analysis.validate.realism`: its side, its group and its stratum's protocol),
+    a plan missing or damaged, or a session set whose id lock (``<locks>/<set>.txt``, default
+    ``experiments/sessions``) cannot be read, is an :class:`AnalysisError` naming the field (the
+    run is then left out).
 
     Its turns are screened (:mod:`artifact.analysis.validate`): impossible values, turns off
     the run's plan (which holds its one side only) or off the set's id lock are excluded, and
@@ -91,13 +98,12 @@ def load_run(run: Path, *, locks: Path | None = None) -> SideRun:
     where = f"{run.name}/{records.CONFIG}"
     try:
         config = records.read_json(run / records.CONFIG)
+        why = vrealism.config_problem(config)
+        if why is not None:
+            raise TypeError(why)
         spec = config["spec"]
         w = spec["workload"]
-        if not isinstance(w, dict) or not isinstance(w.get("play"), str):
-            raise TypeError("spec.workload.play: expected a per-side run (take three)")
         group = spec["interleave"]
-        if not isinstance(group, str):
-            raise TypeError("spec.interleave: expected the run's interleave group")
         drafter = str(spec["drafter"])
         k = spec["k"] if isinstance(spec["k"], int) else None
         env = config.get("environment")
@@ -321,7 +327,8 @@ def _common_keys(runs: Sequence[SideRun], warnings: list[str], key: str
 
 
 def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
-             margins: dict[str, float], warnings: list[str]) -> StratumDraft:
+             margins: dict[str, float], warnings: list[str],
+             plan: vrealism.Planned | None = None) -> StratumDraft:
     """One stratum from its loaded runs."""
     kept, dropped = _common_keys(runs, warnings, key)
     first_turn: dict[str, int] = {}
@@ -349,6 +356,8 @@ def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
             warnings.append(f"realism: stratum {key}: drafter {dr} has no REAL-A server; its "
                             "gaps left out")
             continue
+        if (dr, REAL_B) not in by:
+            warnings.append(_no_floor(key, dr, plan))
         sides = [r.side for r in runs if r.drafter == dr and r.side != REAL_A]
         for side in sorted(sides, key=_side_rank):
             s = by[(dr, side)]
@@ -380,6 +389,39 @@ def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
                             f"accepted differently on {e['n_differ']} of {e['n_turns']} turns "
                             f"({why})")
     return StratumDraft(stratum=stratum, gaps=gaps)
+
+
+def _no_floor(key: str, drafter: str, plan: vrealism.Planned | None) -> str:
+    """The warning of a drafter with a REAL-A server and no REAL-B one: no floor.
+
+    >>> print(_no_floor("g", "ngram-mod", None).replace(": ", ":\\n"))
+    realism:
+    stratum g:
+    drafter ngram-mod:
+    floor not computable, written as empty:
+    no REAL-B server among the stratum's runs, so REAL-A has no twin to be compared with
+    """
+    run = plan.runs.get((drafter, REAL_B)) if plan is not None else None
+    where = (f" (run {run}, planned in {plan.where}, is not among the runs analysed)"
+             if run is not None and plan is not None else " among the stratum's runs")
+    return (f"realism: stratum {key}: drafter {drafter}: floor not computable, written as "
+            f"empty: no REAL-B server{where}, so REAL-A has no twin to be compared with")
+
+
+def _screened(key: str, runs: list[SideRun], plan: vrealism.Planned | None,
+              warnings: list[str]) -> list[SideRun]:
+    """A stratum's runs through the realism rules (:mod:`artifact.analysis.validate.realism`):
+    those of the stratum's protocol, each with the turns whose slot and place in the round are
+    possible (the places: the servers the campaign plans for the group)."""
+    kept = vrealism.one_protocol(key, runs, run_id=lambda r: r.run_id, spec=lambda r: r.spec,
+                                 plan=plan, warnings=warnings)
+    places = plan.servers if plan is not None else None
+    out = []
+    for r in kept:
+        turns = vrealism.in_range(r.turns, slots=int(r.spec["concurrency"]), places=places,
+                                  where=r.run_id, warnings=warnings)
+        out.append(r if len(turns) == len(r.turns) else replace(r, turns=turns))
+    return out
 
 
 _DRAFTERS = ("none", "ngram-mod", "draft-simple")
@@ -520,9 +562,12 @@ def _main_first(key: str, runs: Sequence[SideRun]) -> tuple[int, int, str]:
 
 def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
             groups: Sequence[str] = (), bootstrap: Bootstrap = BOOTSTRAP,
-            campaign: str = "") -> contract.Realism:
+            campaign: str = "", plans: Mapping[str, vrealism.Planned] | None = None
+            ) -> contract.Realism:
     """The study from its loaded runs: one stratum per interleave group; ``groups``: the
-    campaign's groups, those without runs listed as pending."""
+    campaign's groups, those without runs listed as pending; ``plans``: what the campaign plans
+    for each group (its protocol, its servers), against which each stratum's runs and turns are
+    checked (:func:`_screened`)."""
     warnings: list[str] = []
     for r in runs:
         warnings += r.problems
@@ -533,6 +578,14 @@ def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
     by_group: dict[str, list[SideRun]] = {}
     for r in runs:
         by_group.setdefault(r.group, []).append(r)
+    for k in list(by_group):
+        by_group[k] = _screened(k, by_group[k], (plans or {}).get(k), warnings)
+        if not by_group[k]:
+            del by_group[k]
+    if not by_group:
+        left = sorted(w for w in warnings if w.endswith("; run skipped"))
+        raise AnalysisError("realism: every per-side run left out by the checks of its stratum "
+                            f"({validate.listed(left, most=2)})")
     keys = sorted(by_group, key=lambda k: (groups.index(k) if k in groups else len(groups),
                                            _main_first(k, by_group[k])))
     for k in list(keys):
@@ -542,7 +595,8 @@ def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
             keys.remove(k)
     if not keys:
         raise AnalysisError("realism: no stratum with a turn measured on every server")
-    drafts = [_stratum(k, by_group[k], bootstrap, margins, warnings) for k in keys]
+    drafts = [_stratum(k, by_group[k], bootstrap, margins, warnings, (plans or {}).get(k))
+              for k in keys]
     family = [g for s in drafts for g in s.gaps if not g.floor]
     adjusted = holm([g.gap["p"] if g.gap["p"] is not None else math.nan for g in family])
     for g, ph in zip(family, adjusted, strict=True):
@@ -602,10 +656,17 @@ def margins_of(campaign_file: Path) -> tuple[dict[str, float], list[str]]:
     """The margins declared in the campaign file's ``[equivalence]`` table, and its interleave
     groups (in the file's order); a file that cannot be read, or declares no margin for a
     quantity, is an :class:`AnalysisError` naming it."""
+    return _declared(_campaign(campaign_file), campaign_file)
+
+
+def _campaign(campaign_file: Path) -> Campaign:
     try:
-        camp: Campaign = load_campaign(campaign_file)
+        return load_campaign(campaign_file)
     except SpecError as err:
         raise AnalysisError(f"realism: {err}") from err
+
+
+def _declared(camp: Campaign, campaign_file: Path) -> tuple[dict[str, float], list[str]]:
     missing = [q for q in contract.QUANTITIES if q not in camp.equivalence]
     if missing:
         raise AnalysisError(f"realism: {paths.shown(campaign_file)}: [equivalence]: no margin "
@@ -618,10 +679,12 @@ def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
                   bootstrap: Bootstrap = BOOTSTRAP, locks: Path | None = None
                   ) -> contract.Realism:
     """The ``realism.json`` object of the runs under ``root``, checked against the contract."""
-    margins, groups = margins_of(campaign_file)
+    camp = _campaign(campaign_file)
+    margins, groups = _declared(camp, campaign_file)
     runs, warnings = load_runs(root, locks=locks)
     result = analyse(runs, margins, groups=groups, bootstrap=bootstrap,
-                     campaign=paths.shown(campaign_file))
+                     campaign=paths.shown(campaign_file),
+                     plans=vrealism.planned(camp, paths.shown(campaign_file)))
     result["echo"] = take_two_echo(root / "_superseded")
     if not result["echo"]:
         warnings.append(f"realism: echo: no drafted take-two run under "
