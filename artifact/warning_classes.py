@@ -54,12 +54,20 @@ _LIST = (
     WarningClass("unknown-contention", r"with no contention fields", True,
                  "realism turns that recorded no contention window were analysed as if "
                  "quiet (whether the machine was quiet is unknown)"),
+    WarningClass("predicted-after", r"predictions made after the runs started", True,
+                 "the core study's predictions were made after its first run started (not "
+                 "committed before it was measured)"),
     WarningClass("environment-differs", r"differs between runs", False,
                  "the final runs were not all measured on the same build, model or machine"),
     WarningClass("implausible-rates", r"implausible decode rate", False,
                  "decode rates far from their run's median (kept, flagged)"),
     WarningClass("not-computable", r"not computable, written as (null|empty)", False,
                  "a statistic had no data (e.g. no request drafted in a domain)"),
+    WarningClass("missing-passes", r"pass\(es\) of the campaign's \d+ with no record", False,
+                 "a declared pass of a prompt has no record: the prompt's mean is over the "
+                 "passes it has"),
+    WarningClass("passes-differ", r"passes gave different text", False,
+                 "greedy passes of a prompt gave different text (kept, named)"),
     WarningClass("unreadable-lines", r"unreadable line\(s\) skipped", False,
                  "lines of a JSONL file could not be read (e.g. torn by a crash)"),
     WarningClass("no-records", r"no readable records|every record excluded", False,

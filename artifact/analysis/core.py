@@ -6,13 +6,17 @@ one (target, task) measured as one interleave group over three passes
 (``experiments/campaigns/core.toml``). A cell is (target, task, drafter).
 
 **One request's decode time per token** is the server's ``predicted_ms / (predicted_n - 1)``
-(decoding only: the prompt pass is apart). Contended requests are left out (and counted).
+(decoding only: the prompt pass is apart). Contended requests are left out (and counted); the
+records are read by :mod:`artifact.analysis.validate.core` (a repeated (prompt, pass) keeps its
+first copy, impossible values and passes outside the campaign's are excluded, each named in a
+warning), the predictions by :mod:`artifact.analysis.validate.predictions`.
 
 **A prompt's speedup** in a cell is the no-draft run's time per token over the drafter's, each
 averaged over the prompt's quiet passes first (passes of one prompt are not independent). The
 **cell's speedup** is the mean over prompts, with a 95 % t-interval over prompts (n - 1 degrees
 of freedom); the control (a second no-draft run) is a cell like any other, so the noise floor is
-an interval too. Only prompts measured in both runs enter.
+an interval too. Only prompts measured in both runs enter; a cell with none is not computable,
+written as null.
 
 **Rankings** within a (target, task): every pair of drafters is compared by a paired t-test over
 prompts of their per-prompt speedups; p-values are Holm-adjusted over the pairs of that
@@ -26,14 +30,14 @@ requests. **Tokens per round** (τ) is (accepted + rounds) / rounds, rounds from
 speedup against the no-draft run is what looking for a draft costs, set beside the control.
 
 **Passes agree**: greedy decoding on freshly started servers must give the same text in every
-pass; each run's count of prompts whose passes differ is reported (it should be 0).
+pass; each run's count of prompts whose passes differ is reported (it should be 0), each pass
+that differs is named in a warning, and ``prompts_same_text`` of ``prompts_read`` counts the
+prompts (once per run) whose passes all agree.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import math
 import statistics
 from collections import defaultdict
@@ -43,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, hostinfo, paths, records
+from artifact.analysis.validate import core as screen_core
+from artifact.analysis.validate import predictions as screen_predictions
 from artifact.contract import core as contract
 from artifact.errors import AnalysisError, cli
 
@@ -65,17 +71,15 @@ class Obs:
     text: str
 
 
-def read_run(run: Path) -> tuple[list[Obs], int]:
-    """A run's quiet requests (the last quiet attempt per prompt and pass) and the number of
-    contended requests left out."""
-    try:
-        rows, contended = records.quiet_results(run)
-    except records.RecordError as err:
-        raise AnalysisError(str(err)) from err
+def read_run(run: Path, warnings: list[str]) -> tuple[list[Obs], int]:
+    """A run's quiet requests (the first quiet copy per prompt and pass, screened by
+    :mod:`artifact.analysis.validate.core`, whose set-aside records are named in ``warnings``)
+    and the number of contended requests left out."""
+    rows, contended = screen_core.read(run, warnings)
     return [Obs(r.prompt_id, r.repeat, r.timings.predicted_ms / (r.timings.predicted_n - 1),
                 r.timings.draft_n or 0, r.timings.draft_n_accepted or 0,
                 int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []))
-            for r in rows if r.timings.predicted_n >= 2], contended
+            for r in rows], contended
 
 
 def per_prompt_ms(obs: Iterable[Obs]) -> dict[str, float]:
@@ -158,8 +162,11 @@ def passes_disagree(obs: Iterable[Obs]) -> int:
     return sum(1 for v in texts.values() if len(v) > 1)
 
 
-def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any]:
+def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any] | None:
+    """A cell's statistics; None (not computable) when no prompt was measured in both runs."""
     ups = speedups(base, per_prompt_ms(obs))
+    if not ups:
+        return None
     drafted = sum(o.drafted for o in obs)
     accepted = sum(o.accepted for o in obs)
     rounds = sum(o.rounds for o in obs)
@@ -175,53 +182,6 @@ def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any]:
             "passes_disagree": passes_disagree(obs)}
 
 
-def _predictions(file: Path) -> tuple[dict[tuple[str, str, str], dict[str, Any]],
-                                       contract.Predictions | None]:
-    """The committed predictions by cell, and where they come from (None: no file)."""
-    if not file.is_file():
-        return {}, None
-    shown = paths.shown(file)
-    try:
-        raw = file.read_bytes()
-        doc = json.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise AnalysisError(f"{shown}: not readable as JSON ({err})") from err
-    cells = doc.get("cells") if isinstance(doc, dict) else None
-    if not isinstance(cells, list):
-        raise AnalysisError(f"{shown}: cells: expected a list of predicted cells")
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for i, c in enumerate(cells):
-        for k in ("target", "task", "drafter", "sign"):
-            if not isinstance(c, dict) or not isinstance(c.get(k), str):
-                raise AnalysisError(f"{shown}: cells[{i}].{k}: expected a string")
-        if c["sign"] not in ("pays", "loses"):
-            raise AnalysisError(f"{shown}: cells[{i}].sign: expected 'pays' or 'loses'")
-        for k in ("predicted", "lo", "hi"):
-            _finite(shown, f"cells[{i}].{k}", c.get(k))
-        out[(c["target"], c["task"], c["drafter"])] = c
-    costs: dict[str, contract.Cost] = {}
-    given = doc.get("costs")
-    if not isinstance(given, dict):
-        raise AnalysisError(f"{shown}: costs: expected an object of step costs by target")
-    for target, cost in given.items():
-        vals = {k: _finite(shown, f"costs.{target}.{k}",
-                           cost.get(k) if isinstance(cost, dict) else None)
-                for k in ("c1_ms", "a_ms", "b_ms", "draft_round_ms")}
-        costs[target] = {"c1_ms": vals["c1_ms"], "a_ms": vals["a_ms"], "b_ms": vals["b_ms"],
-                         "draft_round_ms": vals["draft_round_ms"]}
-    made = doc.get("made_utc")
-    if not isinstance(made, str):
-        raise AnalysisError(f"{shown}: made_utc: expected a string (when they were made)")
-    return out, {"file": paths.shown(file, outside="name"),
-                 "sha256": hashlib.sha256(raw).hexdigest(), "made_utc": made, "costs": costs}
-
-
-def _finite(shown: str, where: str, v: Any) -> float:
-    if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
-        raise AnalysisError(f"{shown}: {where}: expected a finite number")
-    return float(v)
-
-
 def _judge(cell: dict[str, Any], p: Mapping[str, Any] | None) -> None:
     """Set a cell's prediction and the verdicts on it (all null for the control)."""
     if p is None:
@@ -233,8 +193,10 @@ def _judge(cell: dict[str, Any], p: Mapping[str, Any] | None) -> None:
     cell["inside"] = p["lo"] <= m <= p["hi"]
 
 
-def _rank(cells: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], list[str]]:
-    """Holm-adjusted pairwise p-values of a group's drafters, and the pairs they separate."""
+def _rank(given: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, float], list[str]]:
+    """Holm-adjusted pairwise p-values of a group's computable drafter cells, and the pairs they
+    separate."""
+    cells = {d: c for d, c in given.items() if c is not None}
     pvals = {}
     for i, a in enumerate(DRAFTERS):
         for b in DRAFTERS[i + 1:]:
@@ -253,9 +215,10 @@ def _rank(cells: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], lis
     return adj, order
 
 
-def machine_of(run: Path, dates: set[str]) -> str:
+def machine_of(run: Path, dates: set[str], starts: list[tuple[str, str]] | None = None) -> str:
     """The machine a run's fingerprint names (CPU model and cores); the day it started is added
-    to ``dates``. A config without a fingerprint names an unknown machine."""
+    to ``dates``, and (run, start time) to ``starts``. A config without a fingerprint names an
+    unknown machine."""
     try:
         env = records.read_json(run / records.CONFIG).get("environment")
     except records.RecordError:
@@ -264,19 +227,30 @@ def machine_of(run: Path, dates: set[str]) -> str:
         start = env.get("start_time")
         if isinstance(start, str) and len(start) >= 10:
             dates.add(start[:10])
+            if starts is not None:
+                starts.append((run.name, start))
     return hostinfo.machine_name(env)
+
+
+def _not_computable(g: str, d: str, obs: Sequence[Obs], base: Mapping[str, float]) -> str:
+    why = ("no quiet request of the no-draft run" if not base else
+           "no quiet request (every request contended or excluded)" if not obs else
+           "no prompt measured in both this run and the no-draft run")
+    return f"group {g}: cell {d}: not computable, written as null: {why}"
 
 
 def build(root: Path = paths.CORE_RUNS,
           predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
     """Every measured (target, task): its cells, control, rankings and predictions, checked
     against the contract (:mod:`artifact.contract.core`)."""
-    pred, meta = _predictions(predictions)
+    pred, meta = screen_predictions.read(predictions)
     groups: list[dict[str, Any]] = []
     left_out: dict[str, int] = {}
     warnings: list[str] = []
     machines: set[str] = set()
     dates: set[str] = set()
+    starts: list[tuple[str, str]] = []
+    same_text = prompts_read = 0
     if meta is None:
         warnings.append(f"{paths.shown(predictions)}: no predictions file: cells are not judged")
     for target in TARGETS:
@@ -289,28 +263,38 @@ def build(root: Path = paths.CORE_RUNS,
             for d in ("none", CONTROL, *DRAFTERS):
                 path = root / f"{g}-{d}"
                 if (path / records.RESULTS).is_file():
-                    runs[d], busy = read_run(path)
-                    machines.add(machine_of(path, dates))
+                    runs[d], busy = read_run(path, warnings)
+                    machines.add(machine_of(path, dates, starts))
                     if busy:
                         left_out[f"{g}-{d}"] = busy
+                    same_text += screen_core.differing(
+                        ((o.prompt, o.repeat, o.text) for o in runs[d]), path.name, warnings)
+                    prompts_read += len({o.prompt for o in runs[d]})
                 else:
                     warnings.append(f"group {g}: run {g}-{d} has no results; run skipped")
             base = per_prompt_ms(runs["none"])
-            cells: dict[str, dict[str, Any]] = {}
+            cells: dict[str, dict[str, Any] | None] = {}
             for d in (CONTROL, *DRAFTERS):
                 if d in runs:
-                    cells[d] = _cell(runs[d], base)
-                    _judge(cells[d], pred.get((target, task, d)) if d != CONTROL else None)
+                    cell = cells[d] = _cell(runs[d], base)
+                    if cell is None:
+                        warnings.append(_not_computable(g, d, runs[d], base))
+                        continue
+                    _judge(cell, pred.get((target, task, d)) if d != CONTROL else None)
             adj, order = _rank(cells)
             groups.append({"target": target, "task": task, "none_passes_disagree":
                            passes_disagree(runs["none"]), "none_requests": len(runs["none"]),
                            "cells": cells,
                            "holm": adj, "separated": order})
-    judged = [c for g in groups for c in g["cells"].values() if c["sign_right"] is not None]
+    judged = [c for g in groups for c in g["cells"].values()
+              if c is not None and c["sign_right"] is not None]
+    if meta is not None and (late := screen_predictions.made_after(meta, starts)) is not None:
+        warnings.append(late)
     doc = {"schema_version": contract.SCHEMA_VERSION, "groups": groups,
            "left_out_contended": left_out, "machines": sorted(machines), "dates": sorted(dates),
            "signs_right": sum(1 for c in judged if c["sign_right"]),
            "signs_judged": len(judged), "inside": sum(1 for c in judged if c["inside"]),
+           "prompts_same_text": same_text, "prompts_read": prompts_read,
            "predictions": meta, "warnings": sorted(warnings)}
     return contract.validate(doc, source=paths.shown(root), error=AnalysisError)
 
@@ -327,6 +311,9 @@ def lines(doc: Mapping[str, Any]) -> list[str]:
     out = []
     for g in doc["groups"]:
         for d, c in g["cells"].items():
+            if c is None:
+                out.append(f"{g['target']:5s} {g['task']:6s} {d:14s} not computable")
+                continue
             s = c["speedup"]
             p = c.get("predicted")
             iv = f"[{s['lo']:.3f}, {s['hi']:.3f}]" if s["lo"] is not None else "[-]"

@@ -31,7 +31,9 @@ mean over the pilot prompts. An n-gram lookup is priced at zero. The interval is
 over the campaign's 30 new prompts: ``mean ± t(0.975, n - 1)·sqrt(var_boot + s²/30)``, where
 ``var_boot`` is the variance of the mean over a seeded bootstrap of the pilot prompts and of the
 cost requests, and ``s`` the sd of the per-prompt predictions. A cell is predicted to pay when the
-point is above 1; the interval says whether the campaign can tell.
+point is above 1; the interval says whether the campaign can tell. The file is checked by the
+rules the core analysis reads it with (:mod:`artifact.analysis.validate.predictions`) before it
+is written.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths, records
+from artifact.analysis.validate import predictions as screen_predictions
 from artifact.errors import AnalysisError, cli
 
 SCHEMA = 1
@@ -264,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                     "(default experiments/core-predictions.json)")
     args = ap.parse_args(argv)
     doc = build(args.runs)
+    screen_predictions.check(doc, paths.shown(args.out))  # what the core analysis would refuse
     files.write_text(args.out, json.dumps(doc, indent=1, sort_keys=False) + "\n")
     for c in doc["cells"]:
         print(f"{c['target']:5s} {c['task']:6s} {c['drafter']:14s} {c['predicted']:.3f} "

@@ -15,7 +15,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TARGETS = ("q4_1", "q8_0", "f16")
 TASKS = ("study", "edit")
 DRAFTERS = ("ngram-mod", "ngram-mod-k16", "ngram-simple", "draft-q2k")
@@ -70,7 +70,9 @@ class Group(TypedDict):
     task: Literal["study", "edit"]
     none_passes_disagree: Annotated[int, "the no-draft run's prompts whose passes differ"]
     none_requests: Annotated[int, "quiet requests read of the no-draft run"]
-    cells: Annotated[dict[str, Cell], "by drafter, and 'control' (a second no-draft run)"]
+    cells: Annotated[dict[str, Cell | None], "by drafter, and 'control' (a second no-draft run); "
+                     "null when not computable (no prompt with a quiet request in both this run "
+                     "and the no-draft run)"]
     holm: Annotated[dict[str, float], "by pair 'a vs b': paired t-test over prompts of the two "
                     "drafters' per-prompt speedups, Holm-adjusted over the group's pairs"]
     separated: Annotated[list[str], "'a > b' for each pair whose adjusted p is below 0.05"]
@@ -90,14 +92,15 @@ class Predictions(TypedDict):
 
     file: Annotated[str, "relative to the repository"]
     sha256: Annotated[str, "of the file as read"]
-    made_utc: Annotated[str, "when they were computed (before the campaign's runs)"]
+    made_utc: Annotated[str, "when they were computed (before the campaign's runs; a fatal "
+                        "warning when after the first run started)"]
     costs: Annotated[dict[str, Cost], "by target"]
 
 
 class Core(TypedDict):
     """The whole file."""
 
-    schema_version: Annotated[int, "2 (a reader refuses another)"]
+    schema_version: Annotated[int, "3 (a reader refuses another)"]
     groups: Annotated[list[Group], "measured (target, task) groups, targets then tasks in the "
                       "campaign's order"]
     left_out_contended: Annotated[dict[str, int], "by run: contended requests left out"]
@@ -108,8 +111,21 @@ class Core(TypedDict):
     signs_right: Annotated[int, "drafter cells whose measured mean is on the predicted side of 1"]
     signs_judged: Annotated[int, "drafter cells with a prediction"]
     inside: Annotated[int, "drafter cells whose measured mean is inside the prediction interval"]
+    prompts_same_text: Annotated[int, "prompts, counted once per run, whose analysed passes all "
+                                 "gave the same text (greedy decoding: expected all of "
+                                 "prompts_read)"]
+    prompts_read: Annotated[int, "prompts, counted once per run, with an analysed request"]
     predictions: Predictions | None
     warnings: Annotated[list[str], "sorted, one line each"]
+
+
+def measured(g: Group) -> dict[str, Cell]:
+    """A group's computable cells (a cell that is not computable is null), in the file's order.
+
+    >>> measured({"cells": {"control": None}})  # type: ignore[typeddict-item]
+    {}
+    """
+    return {d: c for d, c in g["cells"].items() if c is not None}
 
 
 def validate(data: Any, *, source: str, error: type[ArtifactError]) -> Core:

@@ -61,7 +61,7 @@ def cell_prose(g: contract.Group, drafter: str) -> str:
 
 
 def _drafter_cells(c: contract.Core) -> list[tuple[contract.Group, str, contract.Cell]]:
-    return [(g, d, cell) for g in c["groups"] for d, cell in g["cells"].items()
+    return [(g, d, cell) for g in c["groups"] for d, cell in contract.measured(g).items()
             if d != contract.CONTROL]
 
 
@@ -71,9 +71,10 @@ def table_context(c: contract.Core) -> dict[str, Any]:
     """One row per cell, groups in the campaign's order, the control first in each."""
     rows = []
     for g in c["groups"]:
-        order = [d for d in (contract.CONTROL, *contract.DRAFTERS) if d in g["cells"]]
+        measured = contract.measured(g)  # a cell not computable has no row
+        order = [d for d in (contract.CONTROL, *contract.DRAFTERS) if d in measured]
         for i, d in enumerate(order):
-            cell = g["cells"][d]
+            cell = measured[d]
             rows.append({"target": TARGET_LABELS[g["target"]] if i == 0 else "",
                          "task": TASK_LABELS[g["task"]] if i == 0 else "",
                          "drafter": DRAFTER_LABELS[d], "speedup": cell["speedup"],
@@ -82,8 +83,9 @@ def table_context(c: contract.Core) -> dict[str, Any]:
                          "n": cell["speedup"]["n"], "sign_right": cell["sign_right"],
                          "inside": cell["inside"], "first": i == 0})
     return {"rows": rows, "signs_right": c["signs_right"], "signs_judged": c["signs_judged"],
-            "inside": c["inside"], "passes": max((count(cell["repeats"]) for g in c["groups"]
-                                                  for cell in g["cells"].values()), default=0)}
+            "inside": c["inside"],
+            "passes": max((count(cell["repeats"]) for g in c["groups"]
+                           for cell in contract.measured(g).values()), default=0)}
 
 
 def render(c: contract.Core, name: str, fmt: str, templates: Path) -> str:
@@ -110,7 +112,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
     """What the text and the claims read (``v.core``): every cell by key, and selections."""
     cells: dict[str, Any] = {}
     for g in c["groups"]:
-        for d, cell in g["cells"].items():
+        for d, cell in contract.measured(g).items():
             key = cell_key(g, d)
             entry = {"label": cell_label(g, d), "prose": cell_prose(g, d),
                      "target": g["target"], "task": g["task"],
@@ -126,22 +128,22 @@ def variables(c: contract.Core) -> dict[str, Any]:
     best = max(drafted, key=lambda x: x[2]["speedup"]["mean"], default=None)
     ngram = [cell for g, d, cell in drafted if d != "draft-q2k"]
     undrafted = [cell["undrafted"] for cell in ngram if cell["undrafted"] is not None]
-    controls = [g["cells"][contract.CONTROL]["speedup"] for g in c["groups"]
-                if contract.CONTROL in g["cells"]]
+    controls = [contract.measured(g)[contract.CONTROL]["speedup"] for g in c["groups"]
+                if contract.CONTROL in contract.measured(g)]
     costs = c["predictions"]["costs"] if c["predictions"] else {}
     return {
         "complete": len(c["groups"]) == len(contract.TARGETS) * len(contract.TASKS),
         "n_groups": len(c["groups"]), "n_cells": len(drafted),
         # every quiet request read, the no-draft runs' included
         "n_requests": sum(g["none_requests"] + sum(cell["n_requests"]
-                                                   for cell in g["cells"].values())
+                                                   for cell in contract.measured(g).values())
                           for g in c["groups"]),
         "n_left_out": sum(c["left_out_contended"].values()),
         "machines": c["machines"], "dates": c["dates"],
         "passes": max((count(cell["repeats"]) for g in c["groups"]
-                       for cell in g["cells"].values()), default=0),
+                       for cell in contract.measured(g).values()), default=0),
         "n_prompts": max((cell["speedup"]["n"] for g in c["groups"]
-                          for cell in g["cells"].values()), default=0),
+                          for cell in contract.measured(g).values()), default=0),
         "signs_right": c["signs_right"], "signs_judged": c["signs_judged"],
         "inside": c["inside"],
         "wrong_signs": [cell_prose(g, d) for g, d, cell in drafted
