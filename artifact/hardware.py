@@ -30,13 +30,19 @@ def gpu_model(name: Any) -> Any:
     return _GPU_UUID.sub("", _GPU_INDEX.sub("", name)).strip()
 
 
-def fingerprint(env: Mapping[str, Any]) -> dict[str, Any]:
-    fp = {f: env.get(f) for f in FIELDS}
+def fingerprint(env: Any) -> dict[str, Any]:
+    """The fields of :data:`FIELDS` in ``env``; all None where ``env`` is no object (a
+    ``config.json`` whose ``environment`` is null or a list).
+
+    >>> fingerprint(None)
+    {'cpu_model': None, 'cpu_cores': None, 'gpu': None, 'gpu_driver': None}
+    """
+    fp = {f: env.get(f) for f in FIELDS} if isinstance(env, Mapping) else dict.fromkeys(FIELDS)
     fp["gpu"] = gpu_model(fp["gpu"])
     return fp
 
 
-def differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+def differing(a: Any, b: Any) -> list[str]:
     """The fingerprint fields in which two environments differ."""
     fa, fb = fingerprint(a), fingerprint(b)
     return [f for f in FIELDS if fa[f] != fb[f]]

@@ -9,7 +9,10 @@ the cache sizes, the clock (to 100 MHz), the hypervisor, SMT, the memory size an
 Every new run records it in its environment (``config.json: environment.host``); runs measured
 before have none and compare as "unknown" (:mod:`artifact.reproduce.host`).
 
-The parsers take text, so tests feed them another machine's files.
+The parsers take text, so tests feed them another machine's files. They are total (issue 46):
+they run at every run's start, so what they cannot read (a clock of ``inf``, ``1e400`` or
+``-5``, JSON nested deeper than the parser holds, a value of the wrong type, text that is not
+Unicode) is ``None``, or left out of what they return, never an exception.
 
 >>> info = parse_cpuinfo("vendor_id : GenuineIntel\\ncpu family : 6\\nmodel : 143\\n"
 ...                      "stepping : 8\\nmicrocode : 0x2b000603\\ncpu MHz : 2099.998\\n"
@@ -37,6 +40,24 @@ _CPUINFO = {"vendor_id": "cpu_vendor", "cpu family": "cpu_family", "model": "cpu
 _LSCPU = {"L1d cache": "cache_l1d", "L1i cache": "cache_l1i", "L2 cache": "cache_l2",
           "L3 cache": "cache_l3", "Thread(s) per core": "threads_per_core",
           "Hypervisor vendor": "hypervisor", "CPU max MHz": "cpu_max_mhz"}
+# A clock no CPU has: at or above 1 THz (and a memory of 2**53 kB, 8 EiB, or more) is unread.
+_MHZ_MAX = 1e6
+_KB_MAX = 2**53
+
+
+def _text(v: Any) -> str | None:
+    """``v`` when it is text that UTF-8 encodes (a lone surrogate is not), else None.
+
+    >>> _text("KVM"), _text("\\ud800"), _text(3)
+    ('KVM', None, None)
+    """
+    if not isinstance(v, str):
+        return None
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return v
 
 
 def machine_name(env: Any) -> str:
@@ -60,33 +81,44 @@ def flags_hash(flags: str) -> str:
     True
     """
     joined = " ".join(sorted(set(flags.split())))
-    return hashlib.sha256(joined.encode()).hexdigest()[:12]
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def _mhz(text: str) -> int | None:
-    """A clock in MHz rounded to 100 (it moves by a few MHz between reads).
+def _mhz(text: Any) -> int | None:
+    """A clock in MHz rounded to 100 (it moves by a few MHz between reads); None for what is
+    not one: not a number, not finite, not above 0 once rounded, or 1 THz or more.
 
-    >>> _mhz("2099.998"), _mhz("x")
-    (2100, None)
+    >>> _mhz("2099.998"), _mhz("x"), _mhz("inf"), _mhz("1e400"), _mhz("nan"), _mhz("-2100")
+    (2100, None, None, None, None, None)
     """
+    if not isinstance(text, str):
+        return None
     try:
-        return int(round(float(text) / 100.0) * 100)
+        mhz = float(text)
     except ValueError:
         return None
+    if not 0.0 < mhz < _MHZ_MAX:  # NaN, infinities and negatives fail this too
+        return None
+    return int(round(mhz / 100.0) * 100) or None
 
 
 def parse_cpuinfo(text: str) -> dict[str, Any]:
-    """The first processor's block of ``/proc/cpuinfo``."""
+    """The first processor's block of ``/proc/cpuinfo``; a value that is not text is left out.
+
+    >>> parse_cpuinfo("vendor_id : \\udc80\\ncpu MHz : 1e400\\nmodel : 7\\n")
+    {'cpu_mhz': None, 'cpu_model_id': '7'}
+    """
     out: dict[str, Any] = {}
-    for line in text.splitlines():
+    for line in text.splitlines() if isinstance(text, str) else []:
         if not line.strip():
             if out:
                 break  # the first processor only: the others repeat it
             continue
-        key, sep, value = line.partition(":")
-        if not sep:
+        key, sep, raw = line.partition(":")
+        value = _text(raw.strip())
+        if not sep or value is None:
             continue
-        key, value = key.strip(), value.strip()
+        key = key.strip()
         if key in _CPUINFO:
             out[_CPUINFO[key]] = value
         elif key == "flags":
@@ -102,18 +134,21 @@ def parse_lscpu(text: str) -> dict[str, Any]:
     >>> parse_lscpu('{"lscpu": [{"field": "L3 cache:", "data": "480 MiB (1 instance)"},'
     ...             '{"field": "Thread(s) per core:", "data": "1"}]}')
     {'cache_l3': '480 MiB', 'threads_per_core': '1'}
+    >>> parse_lscpu('{"lscpu": ' + '[' * 100_000), parse_lscpu('[' * 100_000 + ']' * 100_000)
+    ({}, {})
     """
     try:
-        rows = json.loads(text).get("lscpu", [])
-    except (ValueError, AttributeError):
+        top = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser holds
         return {}
+    rows = top.get("lscpu") if isinstance(top, dict) else None
     out: dict[str, Any] = {}
     for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict):
+        if not isinstance(row, dict) or not isinstance(row.get("field"), str):
             continue
-        field = str(row.get("field", "")).rstrip(":").strip()
-        data = row.get("data")
-        if field in _LSCPU and isinstance(data, str):
+        field = row["field"].rstrip(":").strip()
+        data = _text(row.get("data"))
+        if field in _LSCPU and data is not None:
             # "480 MiB (1 instance)": the size, not how many caches hold it
             out[_LSCPU[field]] = data.split(" (", 1)[0].strip()
     return out
@@ -124,14 +159,17 @@ def parse_meminfo(text: str) -> int | None:
 
     >>> parse_meminfo("MemTotal:        8039936 kB\\nMemFree: 1 kB\\n")
     7851
+    >>> parse_meminfo("MemTotal: -8 kB"), parse_meminfo("MemTotal: 1e400 kB")
+    (None, None)
     """
-    for line in text.splitlines():
+    for line in text.splitlines() if isinstance(text, str) else []:
         if line.startswith("MemTotal:"):
             parts = line.split()
             try:
-                return int(parts[1]) // 1024
+                kib = int(parts[1])  # ValueError too for more digits than int() reads
             except (IndexError, ValueError):
                 return None
+            return (kib // 1024 or None) if 0 < kib < _KB_MAX else None  # under 1 MiB: none
     return None
 
 
@@ -147,20 +185,26 @@ def _lscpu() -> str:
     if exe is None:
         return ""
     try:
-        proc = subprocess.run([exe, "--json"], capture_output=True, text=True, check=False,
-                              timeout=10)
+        proc = subprocess.run([exe, "--json"], capture_output=True, check=False, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return ""
-    return proc.stdout if proc.returncode == 0 else ""
+    # bytes that are not UTF-8 are replaced, not a UnicodeDecodeError at the run's start
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
 
 
 def combine(cpuinfo: str, lscpu: str, meminfo: str, kernel: str) -> dict[str, Any]:
     """The extended fingerprint from the three files' text and the kernel release: every field
-    of :data:`FIELDS`, ``None`` where a file did not say it."""
+    of :data:`FIELDS`, ``None`` where a file did not say it (or said what is not one); the
+    clock is lscpu's maximum, else ``/proc/cpuinfo``'s.
+
+    >>> combine("cpu MHz : 2099.9", '{"lscpu": [{"field": "CPU max MHz:", "data": "inf"}]}',
+    ...         "", "")["cpu_mhz"]
+    2100
+    """
     cpu, ls = parse_cpuinfo(cpuinfo), parse_lscpu(lscpu)
-    clock = _mhz(ls["cpu_max_mhz"]) if ls.get("cpu_max_mhz") else cpu.get("cpu_mhz")
+    clock = _mhz(ls.get("cpu_max_mhz")) or cpu.get("cpu_mhz")
     merged = {**cpu, **ls, "cpu_mhz": clock, "mem_total_mib": parse_meminfo(meminfo),
-              "kernel": kernel or None}
+              "kernel": _text(kernel) or None}
     return {f: merged.get(f) for f in FIELDS}
 
 

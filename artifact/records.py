@@ -55,6 +55,16 @@ decoded by msgspec straight into their classes, the JSON types checked as they a
 line that is not a record is counted, with its number and why (:class:`BadLine`, e.g.
 ``timings.ttft_ms: expected a number, got a string``).
 
+**Bounds** (issue 46). In every file any reader here reads (results, turns, errors, events,
+steps, plans), a line nested deeper than the parser can hold (about a thousand levels; a record
+is four deep), or holding text that is not Unicode (a lone surrogate escape such as
+``"\\ud800"``), is unreadable and counted, as broken JSON is: checked where a line is parsed
+(:func:`_stdlib_row`, :func:`_line_record`, :func:`_json_object`). A count or an index (tokens,
+repeats, attempts, turns, slots) is an integer an int32 holds, as llama-server counts
+(:data:`Count`, checked by msgspec as it decodes a result or a turn; :func:`is_count` where a
+plan's or a step's counts are checked): a record with ``draft_n`` of ``10**30`` is unreadable,
+not one that drags a pooled acceptance to ``1e-28``.
+
 A run's data lie in the repository: a run folder, or a file of one, that a symbolic link leads
 out of it is refused in one line naming it and where it points (:class:`OutsideError`), both
 where the analysis lists its runs (:func:`run_folders`) and where any of this module's readers
@@ -71,7 +81,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
 
@@ -101,6 +111,13 @@ SCHEMA = 1
 # A JSON number as it was written: an integer stays an int, a fraction is a float (a bool is
 # neither). The typed reader keeps each as written, as ``json.loads`` does.
 Number = int | float
+# A count or an index (tokens, repeats, attempts, server starts, turns, slots): an integer an
+# int32 holds, as llama-server counts tokens; msgspec checks the range as it decodes (a line
+# beyond it is unreadable), at no cost a benchmark can see.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+Count = Annotated[int, msgspec.Meta(ge=INT32_MIN, le=INT32_MAX)]
+# A sampling seed: what llama-server's uint32 seed holds (or a negative one, "random").
+Seed = Annotated[int, msgspec.Meta(ge=INT32_MIN, le=2**32 - 1)]
 MARKER_PREFIX = "[specdec-runner]"
 WARMUP_MARKER = f"{MARKER_PREFIX} warmup begin"
 MEASURE_MARKER = f"{MARKER_PREFIX} measure begin"
@@ -110,14 +127,14 @@ MEASURE_MARKER = f"{MARKER_PREFIX} measure begin"
 class Timings:
     """The server's own ``timings`` object of a finished ``/completion`` (server clock, ms)."""
 
-    prompt_n: int
+    prompt_n: Count
     prompt_ms: Number
-    predicted_n: int
+    predicted_n: Count
     predicted_ms: Number
     predicted_per_second: Number
-    cache_n: int
-    draft_n: int | None = None  # absent from the server's reply when nothing was drafted
-    draft_n_accepted: int | None = None
+    cache_n: Count
+    draft_n: Count | None = None  # absent from the server's reply when nothing was drafted
+    draft_n_accepted: Count | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,9 +150,9 @@ class Result:
     prompt_id: str
     domain: str
     prompt_sha256: str
-    repeat: int
-    attempt: int
-    server_start: int
+    repeat: Count
+    attempt: Count
+    server_start: Count
     sent_unix_s: Number
     queue_ms: Number
     ttft_ms: Number | None
@@ -146,7 +163,7 @@ class Result:
     alpha: Number | None  # draft_n_accepted / draft_n, None when nothing was drafted
     # Later fields (absent from records written before they existed, read as None):
     event_text: list[str] | None = None  # streamed text of each event, parallel to event_ms
-    seed: int | None = None  # the request's sampling seed
+    seed: Seed | None = None  # the request's sampling seed
     window: str | None = None  # the run's measurement window label (spec.window)
     utc_date: str | None = None  # UTC date the request was sent, YYYY-MM-DD (a label)
     # /metrics counter deltas over this request alone (spec.metrics_per_request)
@@ -157,7 +174,7 @@ class Result:
     contended: bool | None = None
     # Interleaved runs (spec.interleave): the request's position in its prompt's round, where
     # every run of the group sends that prompt once, in a seeded order.
-    round_pos: int | None = None
+    round_pos: Count | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -177,18 +194,18 @@ class TurnResult:
     session_id: str
     side: str  # "real" | "synthetic"
     condition: str
-    turn: int
-    order: int
-    slot: int
-    attempt: int
-    server_start: int
+    turn: Count
+    order: Count
+    slot: Count
+    attempt: Count
+    server_start: Count
     sent_unix_s: Number
     queue_ms: Number
-    prompt_chars: int
-    prompt_tokens: int
-    cached_tokens: int
-    output_tokens: int
-    n_predict: int
+    prompt_chars: Count
+    prompt_tokens: Count
+    cached_tokens: Count
+    output_tokens: Count
+    n_predict: Count
     ttft_ms: Number | None
     tpot_ms: Number | None
     e2e_ms: Number
@@ -201,7 +218,7 @@ class TurnResult:
     contended: bool | None = None
     # Per-side deployments measured together (issue 28): this server's place in the turn's
     # round over the group's servers (None elsewhere).
-    round_pos: int | None = None
+    round_pos: Count | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -307,16 +324,23 @@ _UNTYPED = msgspec.json.Decoder()
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
     """One line's JSON object, or None: msgspec parses it, and the stdlib what msgspec refuses
-    (NaN, Infinity, a number beyond a float's range, a lone surrogate escape), so the line
-    reads as :func:`json.loads` reads it."""
+    (NaN, Infinity, a number beyond a float's range), so the line reads as :func:`json.loads`
+    reads it, within the bounds every reader keeps (:func:`_stdlib_row`: not nested deeper
+    than the parser holds, its text Unicode).
+
+    >>> _json_object(b'{"a": NaN}'), _json_object(b'{"a": "\\\\ud800"}')
+    ({'a': nan}, None)
+    >>> _json_object(b'{"a": ' + b'[' * 100_000 + b']' * 100_000 + b'}') is None
+    True
+    """
     try:
         obj = _UNTYPED.decode(raw if raw.isascii() else raw.decode("utf-8"))
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, RecursionError):
         return None
     except msgspec.DecodeError:
         try:
-            obj = json.loads(raw.decode("utf-8"))
-        except json.JSONDecodeError:
+            obj = _stdlib_row(raw)
+        except TypeError:
             return None
     return obj if isinstance(obj, dict) else None
 
@@ -370,11 +394,22 @@ def valid_side(side: Any) -> bool:
 _INT = "integer"
 
 
+def is_count(v: Any) -> bool:
+    """``v`` is a JSON integer that an int32 holds (:data:`Count`), never a bool: what the
+    untyped readers (plans, steps) take as a count, as the typed ones do.
+
+    >>> is_count(3), is_count(-1), is_count(10**30), is_count(True), is_count(2.0)
+    (True, True, False, False, False)
+    """
+    return isinstance(v, int) and not isinstance(v, bool) and INT32_MIN <= v <= INT32_MAX
+
+
 def _typed(v: Any, kind: str) -> bool:
-    """``v`` is a JSON integer (``kind`` "integer") or number, never a bool."""
+    """``v`` is a JSON integer an int32 holds (``kind`` "integer", :func:`is_count`) or a
+    number, never a bool."""
     if isinstance(v, bool):
         return False
-    return isinstance(v, int) if kind == _INT else isinstance(v, int | float)
+    return is_count(v) if kind == _INT else isinstance(v, int | float)
 
 
 LATER_RESULT_FIELDS = frozenset({"event_text", "seed", "window", "utc_date", "metrics_delta",
@@ -485,12 +520,13 @@ def _first_event_problem(event_ms: list[Number]) -> str | None:
 # Decoder per class parses the bytes and checks each field's JSON type in C (a missing field, a
 # bool or a string where a number goes, a float where an integer goes: the line is unreadable).
 # What msgspec refuses and ``json.loads`` reads (NaN and Infinity, a number beyond a float's
-# range, a lone surrogate escape) is read again by the stdlib and converted by msgspec from the
-# Python objects (:func:`_from_row`): the verdict and the values are those of ``json.loads``
-# and these types, whichever parser reads the line (tests/test_records.py holds the reader to
-# the checks it replaced). The rules that are not JSON types (a side's name, one text per
-# event, the contention fields) are :func:`_result_rules` and :func:`_turn_rules`; impossible
-# values are the analysis's (:mod:`artifact.analysis.validate`).
+# range) is read again by the stdlib and converted by msgspec from the Python objects
+# (:func:`_from_row`): the verdict and the values are those of ``json.loads`` and these types,
+# within the bounds of issue 46 (the module docstring), whichever parser reads the line
+# (tests/test_records.py holds the reader to the checks it replaced). The rules that are not
+# JSON types (a side's name, one text per event, the contention fields) are
+# :func:`_result_rules` and :func:`_turn_rules`; impossible values are the analysis's
+# (:mod:`artifact.analysis.validate`).
 _R = TypeVar("_R", "Result", "TurnResult")
 
 
@@ -555,6 +591,7 @@ _RESULT = _Kind(Result, _result_rules)
 _TURN = _Kind(TurnResult, _turn_rules, texts_foreign=True)
 
 _EXPECTED = re.compile(r"Expected `(?P<want>[^`]*)`, got `(?P<got>[^`]*)`")
+_BOUND = re.compile(r"Expected `(?P<want>[^`]*)` (?P<op>[<>]=) (?P<bound>-?[0-9]+)")
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
 _WORDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
           "null": "null", "object": "an object", "array": "an array"}
@@ -589,6 +626,10 @@ def _why(err: msgspec.ValidationError) -> str:
     field = at.rstrip("`").lstrip(".")
     if (m := _EXPECTED.fullmatch(text)) is not None:
         text = f"expected {_expected(m['want'])}, got {_expected(m['got'])}"
+    elif (m := _BOUND.fullmatch(text)) is not None:
+        text = f"expected {_expected(m['want'])} {m['op']} {m['bound']}"
+        if m["want"] == "int":
+            text += " (an int32, as llama-server counts)"
     elif (m := _MISSING.fullmatch(text)) is not None:
         field, text = ".".join(filter(None, (field, m["name"]))), "missing"
     else:
@@ -607,6 +648,8 @@ def _from_row(row: Any, kind: _Kind[_R]) -> _R:
         rec = msgspec.convert(row, kind.cls, strict=True)
     except msgspec.ValidationError as err:
         raise TypeError(_why(err)) from None
+    except RecursionError:
+        raise TypeError(TOO_DEEP) from None
     kind.rules(rec)
     return rec
 
@@ -620,20 +663,71 @@ def _line_record(raw: bytes, kind: _Kind[_R]) -> _R:
         rec = kind.decoder.decode(raw if raw.isascii() else raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise TypeError("not UTF-8 text") from None
+    except RecursionError:  # caught, not prevented: a check of every line's depth costs time
+        raise TypeError(TOO_DEEP) from None
     except msgspec.MsgspecError:
         return _from_row(_stdlib_row(raw), kind)
     kind.rules(rec)
     return rec
 
 
+# Issue 46: what no reader takes, whichever parser reads the line. msgspec refuses a lone
+# surrogate escape itself (the line comes here); both parsers raise RecursionError on a line
+# nested deeper than the interpreter's recursion limit (about a thousand levels, less the
+# stack in use), which is caught where each is called: a check of every line's depth would
+# cost about a fifth of a typed decode, and no record is more than four levels deep.
+TOO_DEEP = "nested deeper than the parser can hold"
+NOT_UNICODE = "not Unicode text (a lone surrogate escape, \\ud800 to \\udfff)"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(obj: Any) -> bool:
+    """Whether a parsed line holds a string (a value or a key) with a lone surrogate, which no
+    UTF-8 encodes: a summary naming it could not be written.
+
+    >>> _lone_surrogate({"a": ["ok", {"\\u00e9": 1}]}), _lone_surrogate({"a": ["\\udc00"]})
+    (False, True)
+    """
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack += v.keys()
+            stack += v.values()
+        elif isinstance(v, list):
+            stack += v
+    return False
+
+
 def _stdlib_row(raw: bytes) -> Any:
-    """One line as :func:`json.loads` reads it (TypeError when it cannot)."""
+    """One line as :func:`json.loads` reads it, within the bounds every reader keeps (TypeError
+    when it cannot: not UTF-8, not JSON, :data:`TOO_DEEP`, :data:`NOT_UNICODE`).
+
+    >>> row = _stdlib_row(b'{"a": 1e400, "b": "\\\\ud83d\\\\ude00"}')  # a pair is Unicode
+    >>> row["a"], row["b"] == chr(0x1F600)
+    (inf, True)
+    >>> _stdlib_row(b'{"domain": "\\\\ud800"}')
+    Traceback (most recent call last):
+    ...
+    TypeError: not Unicode text (a lone surrogate escape, \\ud800 to \\udfff)
+    """
     try:
-        return json.loads(raw.decode("utf-8"))
+        row = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise TypeError("not UTF-8 text") from None
     except json.JSONDecodeError as err:
         raise TypeError(f"not JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:
+        raise TypeError(TOO_DEEP) from None
+    # a lone surrogate comes only from an escape: the walk is for lines that hold one
+    if _SURROGATE_ESCAPE.search(raw) is not None and _lone_surrogate(row):
+        raise TypeError(NOT_UNICODE)
+    return row
 
 
 def _drop_events(rec: Result | TurnResult) -> None:

