@@ -7,12 +7,14 @@ anonymous (KV cache, buffers, a draft's context) and file-backed (the mapped mod
 parts. This reads them into ``experiments/analysis/memory.json``:
 
 ``rows``
-    one per run: target quantization, drafter, draft quantization, the four peaks in MiB
-    (``hwm`` is the kernel's own peak), samples taken, the machine it ran on;
+    one per configuration (its run): target quantization, drafter, draft quantization, the
+    four peaks in MiB (``hwm`` is the kernel's own peak), samples taken, the machine it ran on;
 ``added``
     per target, what each drafter adds to the no-draft server's peak (``hwm``), in MiB;
 ``warnings``
-    one line per run left out (no ``memory.json``, or one that says it was not measured).
+    one line per run set aside (:mod:`artifact.analysis.validate.memory`: no ``memory.json``,
+    one that says it was not measured or holds impossible peaks, a config that names no
+    configuration, a second run of one configuration), ending ``; run skipped``.
 
 A measurement of one run per configuration: no interval (the peaks of a deterministic
 allocation; a second pass on the same machine gives the same figures to a few MiB).
@@ -21,67 +23,58 @@ allocation; a second pass on the same machine gives the same figures to a few Mi
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 from artifact import files, hostinfo, paths, records
+from artifact.analysis.validate import memory as vmemory
 from artifact.errors import AnalysisError, RecordError
 
 SCHEMA = 1
-PEAKS = ("rss", "anon", "file", "hwm")
+PEAKS = vmemory.PEAKS
 
 
-def _row(run: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """One run's row, or why it is left out."""
+def _read(run: Path, warnings: list[str]) -> tuple[dict[str, Any], str] | None:
+    """One run's row and its run id, or None with a warning saying why it is set aside
+    (:mod:`artifact.analysis.validate.memory`)."""
     try:
         config = records.read_json(run / records.CONFIG)
         mem = records.read_json(run / records.MEMORY)
     except RecordError as err:
-        return None, f"run {run.name}: left out ({err})"
-    if mem.get("measured") is not True:
-        return None, f"run {run.name}: left out (memory not measured: {mem.get('reason')})"
-    n = mem.get("n_samples")
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        return None, (f"run {run.name}: left out ({records.MEMORY}: field 'n_samples': expected "
-                      f"a positive integer, got {n!r})")
-    bad = [f"peak_{p}_mib" for p in PEAKS if not _mib(mem.get(f"peak_{p}_mib"))]
-    if bad:
-        return None, (f"run {run.name}: left out ({records.MEMORY}: field '{bad[0]}': expected "
-                      f"a finite number of MiB, got {mem.get(bad[0])!r})")
-    spec = config.get("spec") or {}
+        warnings.append(f"run {run.name}: {err}; run skipped")
+        return None
+    why = vmemory.config_problem(config) or vmemory.memory_problem(
+        mem, limit=vmemory.ceiling(config))
+    if why is not None:
+        warnings.append(f"run {run.name}: {why}; run skipped")
+        return None
+    spec = config["spec"]
     row: dict[str, Any] = {
-        "run": run.name, "target": spec.get("target_quant"), "drafter": spec.get("drafter"),
+        "run": run.name, "target": spec["target_quant"], "drafter": spec["drafter"],
         "draft_quant": spec.get("draft_quant"), "k": spec.get("k"),
-        "n_samples": n,
+        "n_samples": mem["n_samples"],
         "machine": hostinfo.machine_name(config.get("environment")),
     }
     for p in PEAKS:
         row[f"{p}_mib"] = float(mem[f"peak_{p}_mib"])
-    return row, None
-
-
-def _mib(v: Any) -> bool:
-    """A peak as memory.json must hold it: a finite, non-negative number (never a bool)."""
-    return (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-            and v >= 0)
+    rid = config.get("run_id")
+    return row, rid if isinstance(rid, str) and rid else run.name
 
 
 def analyse(root: Path) -> dict[str, Any]:
     """``memory.json``'s content from the runs under ``root``."""
-    rows, warnings = [], []
-    for run in records.run_folders(root):
-        row, why = _row(run)
-        if row is not None:
-            rows.append(row)
-        if why is not None:
-            warnings.append(why)
-    rows.sort(key=lambda r: (str(r["target"]), str(r["drafter"]), r["run"]))
+    warnings: list[str] = []
+    read = [got for run in records.run_folders(root) if (got := _read(run, warnings))]
+    kept = vmemory.one_per_configuration(
+        read, run_id=lambda r: r[1], folder=lambda r: Path(r[0]["run"]),
+        configuration=lambda r: f"{r[0]['target']} {r[0]['drafter']}", warnings=warnings)
+    rows = sorted((row for row, _ in kept),
+                  key=lambda r: (str(r["target"]), str(r["drafter"]), r["run"]))
     added: dict[str, dict[str, float]] = {}
     for r in rows:
         base = next((b for b in rows if b["target"] == r["target"] and b["drafter"] == "none"),
                     None)
-        if r["drafter"] == "none" or base is None or None in (r["hwm_mib"], base["hwm_mib"]):
+        if r["drafter"] == "none" or base is None:
             continue
         added.setdefault(str(r["target"]), {})[str(r["drafter"])] = round(
             r["hwm_mib"] - base["hwm_mib"], 1)
@@ -89,12 +82,14 @@ def analyse(root: Path) -> dict[str, Any]:
 
 
 def write(root: Path = paths.MEMORY_RUNS, out: Path = paths.MEMORY) -> dict[str, Any]:
-    """Analyse the memory runs and write ``memory.json``; returns what it wrote."""
-    data = analyse(root)
-    if not data["rows"]:
+    """Analyse the memory runs and write ``memory.json``; returns what it wrote. Written even
+    when every run is set aside (no rows, the warnings saying why); refused when no run has a
+    ``memory.json`` at all (nothing was measured)."""
+    if not any((run / records.MEMORY).is_file() for run in records.run_folders(root)):
         raise AnalysisError(f"{paths.shown(root)}: no memory run with a memory.json (measure them: "
                             "doit campaign --file experiments/campaigns/memory.toml "
                             "--runs-dir experiments/runs-memory)")
+    data = analyse(root)
     files.write_text(out, files.dumps_json(files.to_plain(data)))
     return data
 

@@ -139,6 +139,8 @@ def variables(c: contract.Core) -> dict[str, Any]:
                                                    for cell in contract.measured(g).values())
                           for g in c["groups"]),
         "n_left_out": sum(c["left_out_contended"].values()),
+        # prompts whose every pass gave the first pass's text, of the prompts read
+        "prompts_same_text": c["prompts_same_text"], "prompts_read": c["prompts_read"],
         "machines": c["machines"], "dates": c["dates"],
         "passes": max((count(cell["repeats"]) for g in c["groups"]
                        for cell in contract.measured(g).values()), default=0),

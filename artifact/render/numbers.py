@@ -121,14 +121,14 @@ class Resolver:
     def _resolve(self, ref: str) -> Field:
         name, _, pointer = ref.partition("#")
         candidates, where = self._folders(name)
-        _, named, chosen = self._walk(name, ("", *_parts(pointer)))
+        _, named, chosen = self._walk(name, (None, *_parts(pointer)))
         if named:
             return Field(ref, tuple(sorted(where[r] for r in named)), all_runs=False)
         return Field(ref, tuple(sorted(where[r] for r in chosen)),
                      all_runs=len(chosen) == len(candidates))
 
     @functools.cache  # noqa: B019
-    def _walk(self, name: str, parts: tuple[str, ...]
+    def _walk(self, name: str, parts: tuple[str | None, ...]
               ) -> tuple[Any, frozenset[str], tuple[str, ...]]:
         """Where ``parts`` of a pointer into file ``name`` lead: the node, the runs named on
         the way, the runs chosen so far. Kept for every prefix: the fields of one file share
@@ -137,11 +137,11 @@ class Resolver:
         if not parts:
             return self.analysis.get(name), frozenset(), tuple(candidates)
         node, named_before, chosen_before = self._walk(name, parts[:-1])
-        part = parts[-1]
+        part = parts[-1]  # None: the file's top; "" is a key like any other (JSON allows it)
         known = where.keys()
         named = set(named_before)
         chosen = list(chosen_before)
-        if part:
+        if part is not None:
             if isinstance(node, Mapping) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -154,7 +154,7 @@ class Resolver:
                          if isinstance(node.get(k), str) and node[k] in known)
             labels += [fmt.format(node[k]).split(" ")[0] for k, fmt in _LABEL_KEYS.items()
                        if isinstance(node.get(k), str | int) and not isinstance(node[k], bool)]
-        if part in known:
+        if part is not None and part in known:
             named.add(part)
         narrower = [r for r in chosen if all(_names(r, lab) for lab in labels)]
         if labels and narrower:

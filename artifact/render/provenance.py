@@ -19,16 +19,21 @@ Two uses:
   without sources is counted (:attr:`Registry.untracked`) and fails the build.
 
 Nothing here changes a value: a tagged number compares, hashes, formats and serializes exactly
-as the plain one.
+as the plain one. A key of an analysis file is part of each place below it, so one that a link
+cannot hold (a line break, a brace: a prompt's domain from the runs, say) is refused where the
+file is tagged, in one line naming the file and the field, before any paper is rendered.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from artifact.errors import SummaryError
 
 Sources = frozenset[str]
 _EMPTY: Sources = frozenset()
@@ -183,9 +188,36 @@ def pointer(parts: Iterable[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
+# What a key of an analysis file may not hold: it becomes part of each number's source
+# (``file#pointer``), which paper.html prints in a link's title and numbers.html in a row. A
+# line break ends the link (its number is then printed unlinked); braces read as Markdown
+# attributes (``{.class}``, ``{#id}``).
+_UNPRINTABLE_KEY = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029{}]")
+
+
+def _key(k: str, name: str, parts: tuple[str | int, ...]) -> str:
+    """``k``, a key of the mapping at ``parts`` of file ``name``, when the paper can print it
+    as part of a source; otherwise one line naming the file and the field.
+
+    >>> try:
+    ...     _key("ma\\nth", "summary.json", ("by_domain",))
+    ... except SummaryError as err:
+    ...     print(str(err).split(": expected")[0])
+    summary.json: field '/by_domain': key 'ma\\nth'
+    """
+    if _UNPRINTABLE_KEY.search(k):
+        raise SummaryError(f"{name}: field {pointer(parts)!r}: key {k!r}: expected a name on one "
+                           "line without braces (a name from the runs, such as a prompt's "
+                           "domain, is part of each number's source in paper.html, where a line "
+                           "break or a brace breaks its link)")
+    return k
+
+
 def tag(obj: Any, name: str, parts: tuple[str | int, ...] = ()) -> Any:
     """A copy of the JSON tree ``obj`` whose numbers, lists and mappings carry their place in
-    it: ``name#<JSON pointer>`` (``name``: the file, as the reader knows it).
+    it: ``name#<JSON pointer>`` (``name``: the file, as the reader knows it). A key that cannot
+    be printed as part of a place (:func:`_key`) is refused with one line naming the file and
+    the field.
 
     >>> t = tag({"a": [1.5, {"b": 2}], "c": "x", "d": True}, "f.json")
     >>> sorted(sources_of(t["a"][1]["b"])), t["c"], t["d"] is True
@@ -195,7 +227,7 @@ def tag(obj: Any, name: str, parts: tuple[str | int, ...] = ()) -> Any:
     """
     here = frozenset({f"{name}#{pointer(parts)}"})
     if isinstance(obj, Mapping):
-        d = PDict((k, tag(v, name, (*parts, k))) for k, v in obj.items())
+        d = PDict((_key(k, name, parts), tag(v, name, (*parts, k))) for k, v in obj.items())
         d._prov = here
         return d
     if isinstance(obj, list | tuple):

@@ -10,6 +10,7 @@ import pytest
 
 from artifact.analysis import memory
 from artifact.errors import AnalysisError
+from artifact.warning_classes import classify
 
 
 def _run(root: Path, rid: str, quant: str, drafter: str, hwm: float | None,
@@ -39,17 +40,17 @@ def test_rows_and_what_each_drafter_adds(tmp_path: Path) -> None:
         ("F16", "none"), ("Q4_1", "draft-simple"), ("Q4_1", "ngram-mod"), ("Q4_1", "none")]
     assert got["added"] == {"Q4_1": {"draft-simple": 90.2, "ngram-mod": 4.5}}
     assert len(got["warnings"]) == 2
-    assert any("memory-f16-ngram-mod: left out" in w and "memory.json" in w
-               for w in got["warnings"])
+    assert "run memory-f16-ngram-mod: memory.json: file not found; run skipped" in got["warnings"]
     assert any("not measured" in w for w in got["warnings"])
+    assert all(classify(w) == "run-left-out" for w in got["warnings"])  # fatal under --strict
 
 
 @pytest.mark.parametrize(("field", "value", "said"), [
     ("n_samples", "40", "field 'n_samples': expected a positive integer, got '40'"),
     ("n_samples", True, "field 'n_samples': expected a positive integer, got True"),
     ("peak_hwm_mib", float("nan"), "field 'peak_hwm_mib': expected a finite number of MiB"),
-    ("peak_rss_mib", -3.0, "field 'peak_rss_mib': expected a finite number of MiB, got -3.0"),
-    ("peak_file_mib", None, "field 'peak_file_mib': expected a finite number of MiB, got None"),
+    ("peak_rss_mib", -3.0, "field 'peak_rss_mib': expected a finite number of MiB, at least 0"),
+    ("peak_file_mib", None, "field 'peak_file_mib': expected a finite number of MiB"),
     ("measured", "yes", "memory not measured"),
 ])
 def test_a_damaged_memory_json_is_one_line_and_the_run_left_out(
@@ -63,7 +64,8 @@ def test_a_damaged_memory_json_is_one_line_and_the_run_left_out(
     got = memory.analyse(tmp_path)
     assert [r["run"] for r in got["rows"]] == ["memory-q4_1-none"]  # the other run kept
     assert len(got["warnings"]) == 1 and said in got["warnings"][0]
-    assert got["warnings"][0].startswith("run memory-q4_1-ngram-mod: left out")
+    assert got["warnings"][0].startswith("run memory-q4_1-ngram-mod: memory.json: ")
+    assert got["warnings"][0].endswith("; run skipped")
     assert got["added"] == {}
 
 
