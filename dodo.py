@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from doit import task_params
 from doit.exceptions import TaskFailed
 
+import artifact.bytecode  # noqa: F401  # first of ours: stale bytecode removed (see its docstring)
 from artifact import paths
 from artifact.analysis.task import (
     task_accsplit,
@@ -28,6 +29,7 @@ from artifact.analysis.task import (
     task_realism,
     task_workload,
 )
+from artifact.doitreporter import Reporter
 from artifact.errors import ArtifactError, doit_action, one_line
 from artifact.filecheck import ContentChecker
 from artifact.render.tasks import (
@@ -81,6 +83,8 @@ DOIT_CONFIG = {
                     else os.cpu_count() or 1),
     "par_type": "process",
     "check_file_uptodate": ContentChecker,
+    # doit's console output; tells the checker which tasks run; `doit | head` exits
+    "reporter": Reporter,
     # the realism chain (sessions, realism) first: the longest path to the figures; vars and
     # md-html named early (doit may still hand them out after figures already queued)
     "default_tasks": ["realism", "analysis", "accsplit", "workload", "costmodel", "core", "memory",
@@ -358,19 +362,25 @@ def _kick_report() -> None:
 
 
 def task_reproduce() -> dict[str, Any]:
-    """Rerun the study beside the committed runs (experiments/reproductions/), then compare.
+    """Rerun a study beside its committed runs (experiments/reproductions/), then compare.
 
-    --kick: the smoke version (3 runs, 1 prompt per domain, ~1 min); --runs PATTERN (repeatable)
-    and --prompts-per-domain N: a subset; --campaign FILE: another campaign's runs (e.g. the
-    acceptance split's); --strict: fail on a failed claim; --dry-run: only the
-    calibration and the ETA. Rerunning the same command resumes an unfinished reproduction.
+    --study first|core|accsplit|realism|all: the study, with its own campaign, reference runs
+    and claims (default: first); --kick: its smallest run set through the whole pipeline;
+    --runs PATTERN, --windows W (repeatable), --prompts-per-domain N, --sessions N: a subset;
+    --strict: fail on a failed claim; --dry-run: only the calibration, the plan and its ETA.
+    Rerunning the same command resumes an unfinished reproduction.
     """
 
     def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, campaign: str,
-            strict: bool, dry_run: bool, no_wait: bool) -> bool:
+            strict: bool, dry_run: bool, no_wait: bool, study: str, windows: list[str],
+            sessions: int) -> bool:
         from artifact.reproduce.command import main
 
-        argv = ["run", *(f"--runs={r}" for r in runs)]
+        argv = ["run", *(f"--runs={r}" for r in runs), *(f"--windows={w}" for w in windows)]
+        if study:
+            argv.append(f"--study={study}")
+        if sessions:
+            argv.append(f"--sessions={sessions}")
         if campaign:
             argv.append(f"--campaign={campaign}")
         argv += ["--kick"] * kick + ["--strict"] * strict + ["--dry-run"] * dry_run
@@ -384,19 +394,25 @@ def task_reproduce() -> dict[str, Any]:
     return {
         "actions": [act],
         "params": [
+            {"name": "study", "long": "study", "type": str, "default": "",
+             "help": "first, core, accsplit, realism or all: the study to reproduce, with its "
+                     "own campaign file, reference runs and claims (default: first)"},
             {"name": "runs", "long": "runs", "type": list, "default": [],
              "help": "reproduce only the runs matching this glob (repeatable)"},
+            {"name": "windows", "long": "windows", "type": list, "default": [],
+             "help": "only the runs of this measurement window (repeatable; accsplit)"},
+            {"name": "sessions", "long": "sessions", "type": int, "default": 0,
+             "help": "only the first N sessions of each run (realism; --dry-run only for now)"},
             {"name": "kick", "long": "kick", "type": bool, "default": False,
-             "help": "the kick-sized smoke version: 3 runs, 1 prompt per domain"},
+             "help": "the study's smallest run set through its whole pipeline (first: 3 runs, "
+                     "1 prompt per domain)"},
             {"name": "prompts_per_domain", "long": "prompts-per-domain", "type": int,
              "default": 0, "help": "only the first N prompts of each domain (0: all)"},
             {"name": "into", "long": "into", "type": str, "default": "",
              "help": "the reproduction folder (default: experiments/reproductions/"
                      "<hardware>-<date>[-<label>])"},
             {"name": "campaign", "long": "campaign", "type": str, "default": "",
-             "help": "the campaign file whose runs to rerun (default: "
-                     "experiments/campaigns/cpu-study.toml), e.g. "
-                     "experiments/campaigns/accsplit.toml"},
+             "help": "another campaign file whose runs to rerun (default: the study's)"},
             {"name": "strict", "long": "strict", "type": bool, "default": False,
              "help": "fail on a failed or violated claim, or any failure on the same hardware"},
             {"name": "dry_run", "long": "dry-run", "type": bool, "default": False,

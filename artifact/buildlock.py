@@ -5,10 +5,16 @@ outputs and doit's database at once. :func:`hold` takes an exclusive ``flock`` o
 ``.doit.lock`` beside the database; a second ``doit`` says which process holds it and waits
 for it to finish. The kernel drops the lock when the holder exits, even after ``kill -9``, so a
 crashed build never leaves a stale lock behind.
+
+A ``flock`` belongs to the open file, which a forked child shares: doit's worker processes,
+forked after the lock is taken, would keep the tree locked after the build itself exited (one
+blocked on its queue lingers for ever). So a forked child closes its copy at once
+(:func:`_not_in_child`): the lock is the process's that took it, and no one else's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -17,6 +23,17 @@ from pathlib import Path
 from artifact.log import Log
 
 _held: dict[Path, int] = {}
+
+
+def _not_in_child() -> None:
+    """In a forked child: close the inherited descriptors of the lock (the parent keeps it)."""
+    for fd in _held.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_not_in_child)
 
 
 def holder(path: Path) -> str:

@@ -222,14 +222,16 @@ def _read_site(file: Path) -> dict[str, Any]:
 
 
 def parse_executor(raw: Any, *, where: str, base: Path, site: Path | None = None,
-                   override_kind: str | None = None) -> ExecutorSpec:
-    """The campaign's ``[executor]`` table, with the site file's laid over it."""
+                   override_kind: str | None = None, read_site: bool = True) -> ExecutorSpec:
+    """The campaign's ``[executor]`` table, with the site file's laid over it
+    (``read_site=False``: the campaign's own, for a reader that never measures, such as the
+    paper build: a typo in the uncommitted site file is not its to stop on)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise _fail(where, "executor", "expected a table")
     site = site_file() if site is None else site
-    site_raw = _read_site(site)
+    site_raw = _read_site(site) if read_site else {}
     merged = _merge(raw, site_raw)
     source = where + (f" + {_rel(site)}" if site_raw else "")
     for k in merged:

@@ -434,8 +434,11 @@ def _models(ctx: _Ctx, doc: dict[str, Any], base: Path) -> dict[str, ModelSpec]:
     return out
 
 
-def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
-    """Parse and validate one campaign file (``executor_kind`` overrides ``[executor] kind``)."""
+def load_campaign(file: Path, *, executor_kind: str | None = None,
+                  read_site: bool = True) -> Campaign:
+    """Parse and validate one campaign file (``executor_kind`` overrides ``[executor] kind``;
+    ``read_site=False``: the uncommitted site file is not read, for an analysis that never
+    measures)."""
     ctx = _Ctx(file)
     doc = files.load_toml(file, SpecError, where=ctx.file)
     for k in doc:
@@ -449,7 +452,7 @@ def load_campaign(file: Path, *, executor_kind: str | None = None) -> Campaign:
         raise ctx.fail("campaign.pool_mixed_hardware", f"expected true or false, got "
                        f"{pool_mixed!r}")
     executor = parse_executor(doc.get("executor"), where=ctx.file, base=file.parent,
-                              override_kind=executor_kind)
+                              override_kind=executor_kind, read_site=read_site)
     name = head.get("name")
     if not isinstance(name, str) or not name:
         raise ctx.fail("campaign.name", "expected a non-empty string")

@@ -3,8 +3,10 @@ leaves half a file; its manifest reaches the raw runs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from doit.exceptions import TaskFailed
+from doit.reporter import ConsoleReporter
 
 from artifact import buildlock, files, paths, records
 from artifact.render import tasks as rtasks
@@ -164,3 +167,102 @@ def test_the_manifest_covers_the_raw_runs() -> None:
     raw = [p for p in (paths.RUNS).glob("*/*") if p.name in records.RUN_FILES
            and not p.parent.name.startswith("_")]
     assert raw and all(p.relative_to(paths.ROOT).as_posix() in listed for p in raw)
+
+
+def _tiny_doit(root: Path, dodo: str, *args: str) -> subprocess.Popen[bytes]:
+    (root / "dodo.py").write_text(textwrap.dedent(dodo), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "doit", *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End what the test started: the process and its group (doit's workers)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def test_doit_into_a_closed_pipe_exits_and_frees_the_lock(tmp_path: Path) -> None:
+    """Issue 46: `doit | head` left doit waiting for ever on the workers it had started when
+    the reader went away, holding the build lock; the next doit waited for it for ever. With
+    the project's reporter it exits at once (status 141, as `make | head`) and frees the lock."""
+    import dodo
+
+    reporter = dodo.DOIT_CONFIG.get("reporter", ConsoleReporter)
+    proc = _tiny_doit(tmp_path, f"""
+        import time
+        from pathlib import Path
+        from artifact import buildlock
+        from {reporter.__module__} import {reporter.__name__} as Reporter
+        DOIT_CONFIG = {{"num_process": 2, "par_type": "process", "verbosity": 2,
+                       "reporter": Reporter}}
+        buildlock.hold(Path(__file__).parent / ".doit.lock", print)
+
+        def task_a_long():
+            '''a worker busy for a while'''
+            return {{"actions": ["sleep 20"], "uptodate": [False]}}
+
+        def task_b_skipped():
+            '''many up-to-date tasks, reported while the workers start'''
+            for i in range(3000):
+                yield {{"name": f"{{i:04d}}-" + "x" * 40, "actions": ["true"],
+                       "uptodate": [lambda: time.sleep(0.001) or True]}}
+        """)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline()  # `| head -1`: one line read, then the reader is gone
+        proc.stdout.close()
+        try:
+            code = proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("doit kept running after its reader went away")
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode()
+        assert code == 128 + signal.SIGPIPE and "Traceback" not in err, err
+        said: list[str] = []
+        assert buildlock.hold(tmp_path / ".doit.lock", said.append, timeout_s=5), said
+    finally:
+        _stop(proc)
+
+
+def test_a_forked_child_does_not_keep_the_lock(tmp_path: Path) -> None:
+    """doit's workers are forked after the lock is taken; one outliving doit (blocked on its
+    queue) kept the tree locked. A forked child closes its copy of the lock at once."""
+    lock = tmp_path / ".doit.lock"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import os, time
+        from pathlib import Path
+        from artifact import buildlock
+        buildlock.hold(Path({str(lock)!r}), print)
+        if os.fork() == 0:
+            time.sleep(30)  # a worker that lingers
+            os._exit(0)
+        print("held", flush=True)
+        os._exit(0)  # the build exits; its child lives on
+        """)], stdout=subprocess.PIPE, cwd=paths.ROOT, start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        holder.wait(timeout=10)
+        said: list[str] = []
+        assert buildlock.hold(lock, said.append, timeout_s=3) is True, said
+    finally:
+        _stop(holder)
+
+
+def test_the_realism_analysis_reads_no_site_file(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: a misspelt key in the uncommitted experiments/site.toml stopped the paper
+    build, because the realism analysis loaded its campaign with the executor settings. The
+    build never measures: the campaign's margins and plan come from the committed TOML alone."""
+    from artifact.analysis import realism
+
+    site = tmp_path / "site.toml"
+    site.write_text('[executor]\nkind = "local"\nbogus = 1\n', encoding="utf-8")
+    monkeypatch.setenv("SPECDEC_SITE", str(site))
+    margins, _ = realism.margins_of(paths.REALISM_CAMPAIGN)
+    assert margins

@@ -661,7 +661,7 @@ def margins_of(campaign_file: Path) -> tuple[dict[str, float], list[str]]:
 
 def _campaign(campaign_file: Path) -> Campaign:
     try:
-        return load_campaign(campaign_file)
+        return load_campaign(campaign_file, read_site=False)  # the build reads no site file
     except SpecError as err:
         raise AnalysisError(f"realism: {err}") from err
 

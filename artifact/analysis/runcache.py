@@ -37,12 +37,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import itertools
 import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from artifact.analysis.params import Bootstrap
 from artifact.analysis.parts import Part
 from artifact.analysis.reduced import Reduced, reduce
 from artifact.analysis.runs import RunDescription, gc_paused, load_run
-from artifact.errors import ArtifactError
+from artifact.errors import AnalysisError, ArtifactError, one_line
 
 CACHE = paths.ROOT / ".cache" / "runs"
 _FORMAT = b"runcache 3"
@@ -255,21 +255,44 @@ def _size(path: Path) -> int:
 # benchmarks count them (a worker is the forkserver's child, so neither this process's CPU time
 # nor its children's usage includes it).
 POOL_CPU_S: list[float] = []
+Made = tuple[Reduced, bool] | ArtifactError  # a run's reduction (and whether it is finished)
 
 
-def _reduce_in_worker(path: Path, bootstrap: Bootstrap
-                      ) -> tuple[tuple[Reduced, bool] | ArtifactError, float]:
+def _reduce_in_worker(path: Path, bootstrap: Bootstrap) -> tuple[Made, float]:
     """:func:`_reduce` in a worker of the pool, and the worker's CPU seconds for it: a run's
     one-line error (a config that is not one is a skipped run, the caller's to say) is
     returned, to be raised in the run's turn as the loop one run after another raises it;
-    anything else is a bug and stops the pool."""
+    anything else, and a worker that dies, becomes one in :func:`_outcome`."""
     t0 = time.process_time()
     with gc_paused():
         try:
-            got: tuple[Reduced, bool] | ArtifactError = _reduce(path, bootstrap)
+            got: Made = _reduce(path, bootstrap)
         except ArtifactError as err:
             got = err
     return got, time.process_time() - t0
+
+
+def _outcome(path: Path, future: Future[tuple[Made, float]]) -> Made:
+    """What the pool made of the run ``path``: its reduction, or the one-line error to raise in
+    its turn, as the loop raises it. A worker that died (killed, out of memory) or raised what
+    is not an :class:`ArtifactError` is an :class:`AnalysisError` naming the run, not a
+    ``BrokenProcessPool`` or a worker's traceback (``__cause__`` keeps what happened)."""
+    try:
+        got, cpu = future.result()
+    except BrokenProcessPool as err:
+        lost = AnalysisError(
+            f"run {path.name}: not reduced: a worker process of the analysis pool died "
+            f"before it gave this run back (killed by a signal, or out of memory); run the "
+            f"analysis again")
+        lost.__cause__ = err
+        return lost
+    except Exception as err:  # a bug in a worker: one line naming the run, not a traceback
+        failed = AnalysisError(f"run {path.name}: reducing it in a worker process failed: "
+                               f"{type(err).__name__}: {one_line(err)}")
+        failed.__cause__ = err
+        return failed
+    POOL_CPU_S.append(cpu)
+    return got
 
 
 def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
@@ -292,7 +315,7 @@ def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
             else:
                 todo[path] = where
     workers = workers or os.cpu_count() or 1
-    made: dict[Path, tuple[Reduced, bool] | ArtifactError] = {}
+    made: dict[Path, Made] = {}
     if workers > 1 and len(todo) >= POOL_RUNS and sum(map(_size, todo)) >= POOL_BYTES:
         methods = multiprocessing.get_all_start_methods()
         # not fork: the caller may have threads (doit's queues); the server imports once
@@ -300,9 +323,8 @@ def loader(root: Path, *, bootstrap: Bootstrap, cache: Path | None = CACHE,
         if "forkserver" in methods:
             ctx.set_forkserver_preload([__name__])
         with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx) as pool:
-            done = list(pool.map(_reduce_in_worker, todo, itertools.repeat(bootstrap)))
-        made = {path: got for path, (got, _) in zip(todo, done, strict=True)}
-        POOL_CPU_S.append(sum(cpu for _, cpu in done))
+            futures = {path: pool.submit(_reduce_in_worker, path, bootstrap) for path in todo}
+            made = {path: _outcome(path, fut) for path, fut in futures.items()}
 
     def load(path: Path) -> Reduced:
         if path in hits:

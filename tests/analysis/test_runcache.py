@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -286,3 +287,37 @@ def test_a_few_runs_are_reduced_without_a_pool(corpus_root: Path,
 
     monkeypatch.setattr(runcache, "ProcessPoolExecutor", no_pool)
     assert summary.build_summary(corpus_root, workers=2)  # small files: below POOL_BYTES
+
+
+def _killed(path: Path, bootstrap: object) -> object:
+    """A worker of the pool killed while it reduces (``kill -9``, the kernel's OOM killer)."""
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("not reached")
+
+
+def _buggy(path: Path, bootstrap: object) -> object:
+    """A worker of the pool meeting a bug: not an ArtifactError."""
+    raise ValueError(f"no such key in {path.name}\nsecond line")
+
+
+@pytest.mark.parametrize(("worker", "said"), [
+    (_killed, "a worker process of the analysis pool died before it gave this run back"),
+    (_buggy, "reducing it in a worker process failed: ValueError: no such key in"),
+])
+def test_a_pool_failure_is_one_line_naming_the_run(corpus_root: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  worker: object, said: str) -> None:
+    # Issue 46: a worker killed came back as BrokenProcessPool, a worker's exception as a
+    # traceback from the pool; now each is the AnalysisError the serial loop's errors are, one
+    # line naming the run, raised in its turn.
+    from artifact.errors import AnalysisError, one_line
+
+    monkeypatch.setattr(runcache, "POOL_BYTES", 0)
+    monkeypatch.setattr(runcache, "_reduce_in_worker", worker)  # pickled by name: this module
+    with pytest.raises(AnalysisError) as caught:
+        summary.build_summary(corpus_root, workers=2)
+    first = sorted(p.name for p in corpus_root.iterdir())[0]
+    assert str(caught.value) == one_line(caught.value)
+    assert str(caught.value).startswith(f"run {first}: ") and said in str(caught.value)
