@@ -16,10 +16,10 @@ from pathlib import Path
 
 from artifact import claims, files, paths
 from artifact.contract.comparison import Comparison
-from artifact.errors import ReproduceError, StrictError, cli
+from artifact.errors import PlanError, ReproduceError, StrictError, cli
 from artifact.log import Log, stderr
-from artifact.reproduce import document, plan, runsets
-from artifact.reproduce.execute import reproduce
+from artifact.reproduce import document, plan, runsets, studies
+from artifact.reproduce.execute import NO_SESSION_SUBSET, Interrupted, reproduce
 
 REPORT = "report"
 _COMPARE: Log = stderr("compare")
@@ -65,7 +65,7 @@ def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.ST
                     reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
                     into: Path | None = None, strict: bool = False, dry_run: bool = False,
                     show_progress: bool = True, wait: bool = True, say: Log = _COMPARE,
-                    progress: Log = _REPRODUCE) -> Path:
+                    progress: Log = _REPRODUCE, study: str = "first") -> Path:
     """Rerun the selection into its folder (resuming), then compare it with ``reference``.
 
     ``wait=False``: if another measurement holds this host's lock, fail at once
@@ -73,7 +73,7 @@ def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.ST
     """
     out = reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
                     root=root, into=into, dry_run=dry_run, show_progress=show_progress,
-                    wait=wait, say=progress)
+                    wait=wait, say=progress, study=study)
     if dry_run:
         return out.folder
     if not out.complete:
@@ -83,12 +83,50 @@ def run_and_compare(*, selection: plan.Selection, campaign_file: Path = paths.ST
     return out.folder
 
 
-def _selection(args: argparse.Namespace, campaign_file: Path) -> plan.Selection:
+def _selection(args: argparse.Namespace, campaign_file: Path,
+               study: studies.Study | None = None) -> plan.Selection:
     from artifact.spec import load_campaign
 
     camp = load_campaign(campaign_file)
     return plan.select([r.run_id for r in camp.runs], patterns=args.runs, kick=args.kick,
-                       prompts_per_domain=args.prompts_per_domain)
+                       prompts_per_domain=args.prompts_per_domain, study=study,
+                       windows=args.windows, window_of={r.run_id: r.window for r in camp.runs},
+                       sessions=args.sessions)
+
+
+def _studies(args: argparse.Namespace) -> list[tuple[studies.Study, Path, Path]]:
+    """The studies to reproduce, each with its campaign file and reference runs: ``--study``'s
+    (default: the first study), or a campaign file given by ``--campaign`` (with the reference
+    of the study it belongs to, unless ``--reference`` says otherwise)."""
+    if args.study is not None and args.campaign is not None:
+        raise PlanError(f"--campaign: --study {args.study} names its own campaign file; "
+                        "give one or the other")
+    if args.campaign is not None:
+        known = [s for s in studies.STUDIES.values()
+                 if s.campaign.resolve() == args.campaign.resolve()]
+        study = known[0] if known else studies.STUDIES["first"]
+        return [(study, args.campaign, args.reference or (
+            study.reference if known else paths.RUNS))]
+    chosen = studies.chosen(args.study or "first")
+    if len(chosen) > 1:
+        for flag, given in (("--runs", args.runs), ("--windows", args.windows),
+                            ("--prompts-per-domain", args.prompts_per_domain),
+                            ("--sessions", args.sessions), ("--into", args.into),
+                            ("--reference", args.reference)):
+            if given:
+                raise PlanError(f"{flag}: names runs or a folder of one study; with --study "
+                                f"all give only --kick, --dry-run, --strict or --no-wait")
+    return [(s, s.campaign, args.reference or s.reference) for s in chosen]
+
+
+def _plan_line(study: studies.Study, campaign_file: Path, ledger: Path) -> str:
+    """What a study reproduces and the claims it puts to the test."""
+    from artifact.spec import load_campaign
+
+    ids = [r.run_id for r in load_campaign(campaign_file).runs]
+    served = studies.claims_of(claims.load(ledger), ids)
+    return (f"study {study.name} ({study.description}): {paths.shown(campaign_file)}; "
+            f"claims: {', '.join(c.id for c in served) or 'none'}")
 
 
 @cli
@@ -100,16 +138,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "or compare two run sets (`compare A B`).")
     sub = ap.add_subparsers(dest="cmd")
     r = sub.add_parser("run", help="rerun and compare (the default)")
+    r.add_argument("--study", choices=studies.NAMES, default=None,
+                   help="the study to reproduce, with its own campaign file, committed "
+                   "reference runs, plan and claims: " + "; ".join(
+                       f"{s.name}: {paths.shown(s.campaign)} against "
+                       f"{paths.shown(s.reference)}, subsets by {s.unit}"
+                       for s in studies.STUDIES.values())
+                   + "; all: each in turn (default: first)")
     r.add_argument("--runs", action="append", default=[], metavar="PATTERN",
                    help="reproduce only these runs (glob, repeatable), e.g. 'final-*'")
+    r.add_argument("--windows", action="append", default=[], metavar="W",
+                   help="only the runs of this measurement window (repeatable), e.g. w6 "
+                   "(accsplit)")
     r.add_argument("--kick", action="store_true",
-                   help="the kick-sized smoke version: 3 runs, 1 prompt per domain")
+                   help="the study's smallest run set that still goes through its whole "
+                   "pipeline (first: 3 runs, 1 prompt per domain)")
     r.add_argument("--prompts-per-domain", type=int, default=None, metavar="N",
-                   help="only the first N prompts of each domain")
+                   help="only the first N prompts of each domain (studies of prompts)")
+    r.add_argument("--sessions", type=int, default=None, metavar="N",
+                   help="only the first N sessions of each run (realism; planned and shown by "
+                   "--dry-run, not yet measured)")
     r.add_argument("--into", type=Path, default=None, help="reproduction folder (default: "
-                   "experiments/reproductions/<hardware>-<date>[-<label>])")
-    r.add_argument("--campaign", type=Path, default=paths.STUDY)
-    r.add_argument("--reference", type=Path, default=paths.RUNS)
+                   "experiments/reproductions/<hardware>-<date>[-<study>][-<label>])")
+    r.add_argument("--campaign", type=Path, default=None,
+                   help="another campaign file (default: the study's)")
+    r.add_argument("--reference", type=Path, default=None,
+                   help="the committed runs to compare with (default: the study's)")
     r.add_argument("--strict", action="store_true", help="fail on a failed, violated or "
                    "missing claim")
     r.add_argument("--dry-run", action="store_true", help="calibrate and print the plan "
@@ -139,11 +193,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{EXAMPLE_PAGE.as_posix()}: example table from {shown}" if source else
                   f"{EXAMPLE_PAGE.as_posix()}: no reproduction-example marker")
         else:
-            run_and_compare(selection=_selection(args, args.campaign),
-                            campaign_file=args.campaign, reference=args.reference,
-                            into=args.into, strict=args.strict, dry_run=args.dry_run,
-                            wait=not args.no_wait)
+            chosen = _studies(args)
+            selections = [_selection(args, camp, study) for study, camp, _ in chosen]
+            if not args.dry_run and any(sel.sessions is not None for sel in selections):
+                raise PlanError(NO_SESSION_SUBSET)  # before any study measures
+            for (study, camp, reference), selection in zip(chosen, selections, strict=True):
+                if args.dry_run or len(chosen) > 1:  # the plan: which claims it tests
+                    _REPRODUCE(_plan_line(study, camp, paths.CLAIMS))
+                run_and_compare(selection=selection, campaign_file=camp, reference=reference,
+                                into=args.into, strict=args.strict, dry_run=args.dry_run,
+                                wait=not args.no_wait, study=study.name)
     except StrictError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except Interrupted as err:
+        print(f"[reproduce] {err}", file=sys.stderr, flush=True)
+        return 130
+    except KeyboardInterrupt:  # outside the measuring loop: calibration, toolchain, report
+        print("[reproduce] interrupted: every request measured so far is kept; rerun the "
+              "same command to resume", file=sys.stderr, flush=True)
+        return 130
     return 0

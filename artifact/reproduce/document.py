@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths
+from artifact.analysis.validate import calibration
 from artifact.claims import Claim, Outcome
 from artifact.contract import comparison as contract
 from artifact.errors import ReproduceError
@@ -30,7 +31,7 @@ def _calibration(c: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {"run_id": str(c.get("run_id", "")), "prompt_ids": list(c.get("prompt_ids", [])),
             "here_ms": c.get("here_ms"), "committed_ms": c.get("committed_ms"),
-            "scale": float(c.get("scale") or 1.0), "skipped": c.get("skipped")}
+            "scale": float(c["scale"]), "skipped": c.get("skipped")}
 
 
 def _manifest_view(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -134,13 +135,10 @@ def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
 
 def speed_ratio(rs: RunSet) -> float | None:
     """A reproduction's calibrated speed ratio: its time for the calibration prompts over the
-    committed records' time for them (``reproduction.json: calibration.scale``); ``None``
-    without a calibration (a folder of runs, or a skipped calibration)."""
-    cal = (rs.manifest or {}).get("calibration")
-    if not isinstance(cal, Mapping) or cal.get("skipped"):
-        return None
-    scale = cal.get("scale")
-    return float(scale) if isinstance(scale, int | float) and scale > 0 else None
+    committed records' time for them (``reproduction.json: calibration.scale``, checked against
+    its own times when the manifest was read: :mod:`artifact.analysis.validate.calibration`);
+    ``None`` without a calibration (a folder of runs, or a skipped calibration)."""
+    return calibration.speed_ratio((rs.manifest or {}).get("calibration"))
 
 
 def _all_runs(a: RunSet) -> tuple[str, ...]:

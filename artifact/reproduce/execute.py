@@ -25,13 +25,14 @@ from typing import Any
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.campaign.interleave import groups, run_group
+from artifact.errors import PlanError, ReproduceError
 from artifact.hostlock import measuring
 from artifact.log import Log, stderr
 from artifact.reproduce import calibrate as cal
 from artifact.reproduce import plan
 from artifact.reproduce.host import Hardware, load_sample, this_machine
 from artifact.spec import Campaign, RunSpec, load_campaign
-from artifact.workloads import ensure_prompt_set
+from artifact.workloads import ensure_prompt_set, inputs
 
 _say: Log = stderr("reproduce")
 
@@ -43,8 +44,13 @@ class Outcome:
     manifest: dict[str, Any]
 
 
+class Interrupted(ReproduceError):
+    """The reproduction was interrupted (Ctrl-C); what was measured is kept (the message says
+    where and how to resume)."""
+
+
 def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: str,
-                today: dt.date) -> Path:
+                today: dt.date, study: str = "first") -> Path:
     """Today's folder, or an unfinished reproduction of the same selection on this hardware."""
     if root.is_dir():
         for cand in sorted(root.glob(f"{hw.slug}-*"), reverse=True):
@@ -54,7 +60,7 @@ def find_folder(root: Path, hw: Hardware, selection: plan.Selection, campaign: s
                     and m.get("selection") == selection.as_dict()
                     and m.get("campaign") == campaign):
                 return cand
-    return root / plan.folder_name(hw.slug, today, selection)
+    return root / plan.folder_name(hw.slug, today, selection, study)
 
 
 def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
@@ -66,41 +72,55 @@ def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
     return specs[0]
 
 
+# What the executor cannot do yet: measure only the first sessions of a run deployed per side
+# (its plan, expected turns and completeness are all the run's sessions).
+NO_SESSION_SUBSET = ("--sessions N: the executor measures a run's sessions all or none (a "
+                     "subset of sessions is planned and shown by --dry-run, not measured yet); "
+                     "reproduce whole runs, e.g. --runs 'r3-main-*'")
+
+
 def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
               reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
               into: Path | None = None, dry_run: bool = False, show_progress: bool = True,
-              wait: bool = True, say: Log = _say) -> Outcome:
+              wait: bool = True, say: Log = _say, study: str = "first") -> Outcome:
     """Rerun ``selection`` of ``campaign_file`` into a reproduction folder; return where.
 
     Under this host's measurement lock; ``wait=False`` (``--no-wait``): fail at once with
-    :class:`~artifact.errors.HostLockBusy` if another measurement holds it.
+    :class:`~artifact.errors.HostLockBusy` if another measurement holds it. An interrupt
+    (Ctrl-C) while measuring is :class:`Interrupted`, one line saying what was kept.
     """
     if into is not None:  # before the lock and the toolchain: a wrong folder is one line now
         plan.check_into(into)
     plan.check_reference(reference)
+    if selection.sessions is not None and not dry_run:
+        raise PlanError(NO_SESSION_SUBSET)
     with measuring(f"reproduce {selection.label}", wait=wait, say=say):
         return _reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
                           root=root, into=into, dry_run=dry_run, show_progress=show_progress,
-                          say=say)
+                          say=say, study=study)
 
 
 def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Path, root: Path,
-               into: Path | None, dry_run: bool, show_progress: bool, say: Log) -> Outcome:
+               into: Path | None, dry_run: bool, show_progress: bool, say: Log,
+               study: str) -> Outcome:
     camp = load_campaign(campaign_file)
     campaign = paths.shown(campaign_file)
     hw = this_machine()
-    folder = into or find_folder(root, hw, selection, campaign, dt.datetime.now(dt.UTC).date())
+    folder = into or find_folder(root, hw, selection, campaign, dt.datetime.now(dt.UTC).date(),
+                                 study)
     resuming = plan.resumable(folder, selection, campaign)
     manifest = (plan.read_manifest(folder) if resuming else None) or {
         "schema": plan.SCHEMA, "campaign": campaign, "reference": paths.shown(reference),
         "selection": selection.as_dict(), "hardware": hw.as_dict(), "started": plan.utc_now(),
         "finished": None, "complete": False, "runs": {}, "load": [],
-        "cpu_count": hw.cpu_cores,
+        "cpu_count": hw.cpu_cores, "study": study,
     }
-    say(f"{'resuming' if resuming else 'new'} reproduction in {paths.shown(folder)} "
-        f"({selection.label}: {len(selection.runs)} runs"
+    say(f"{'resuming' if resuming else 'new'} reproduction of the {study} study in "
+        f"{paths.shown(folder)} ({selection.label}: {len(selection.runs)} runs"
         + (f", {selection.prompts_per_domain} prompt(s) per domain" if
-           selection.prompts_per_domain else "") + f") on {hw.describe()}")
+           selection.prompts_per_domain else "")
+        + (f", {selection.sessions} session(s) per run" if selection.sessions else "")
+        + f") on {hw.describe()}")
     runs_root = folder / plan.RUNS
     folder.mkdir(parents=True, exist_ok=True)
 
@@ -110,17 +130,25 @@ def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Pat
     def sample(event: str) -> None:
         manifest["load"].append({"at": plan.utc_now(), "event": event, **load_sample()})
 
-    # Prompt subsets and reference durations, per run
+    # Prompt subsets (a session study: sessions) and reference durations, per run
     subsets: dict[str, frozenset[str] | None] = {}
     n_prompts: dict[str, int | None] = {}
+    share: dict[str, float] = {}  # the part of the committed run's measurement rerun
     for rid in selection.runs:
         spec = camp.run(rid)
+        if spec.workload is not None:  # sessions, from the session set's id lock
+            n_all = inputs(spec).n
+            n = n_prompts[rid] = min(selection.sessions or n_all, n_all)
+            subsets[rid] = None
+            share[rid] = n / n_all if n_all else 1.0
+            continue
         files = runner.server_files(camp, spec)
         prompts, _ = ensure_prompt_set(spec.prompt_set, files.model)
         ids = plan.prompt_subset([(p.id, p.domain) for p in prompts],
                                  selection.prompts_per_domain)
         subsets[rid] = frozenset(ids) if ids is not None else None
-        n_prompts[rid] = len(ids) if ids is not None else len(prompts)
+        n = n_prompts[rid] = len(ids) if ids is not None else len(prompts)
+        share[rid] = n / len(prompts) if prompts else 1.0
 
     if "calibration" not in manifest:
         sample("calibration")
@@ -131,23 +159,58 @@ def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Pat
     for rid in selection.runs:
         try:
             ref = records.read_json(reference / rid / records.METRICS)
-        except (ValueError, FileNotFoundError):
-            ref = {}
-        expected[rid] = plan.expected_seconds(ref, n_prompts[rid], scale) if ref else 0.0
+        except (records.RecordError, ValueError, FileNotFoundError):
+            ref = {}  # no committed run to time it by: no ETA for it (shown as 0:00)
+        n_all = int(ref.get("n_expected") or 0)
+        expected[rid] = plan.expected_seconds(ref, round(n_all * share[rid]) or None, scale) \
+            if ref else 0.0
     manifest["expected_s"] = {r: round(s, 1) for r, s in expected.items()}
     save()
     done = {r: float(v["wall_s"]) for r, v in manifest["runs"].items() if v.get("complete")}
-    say(f"calibration: this machine takes x{scale:.2f} the committed runs' time; "
-        f"estimated {plan.clock(plan.eta_seconds(expected, done))} for "
+    skipped = manifest["calibration"].get("skipped")
+    say((f"calibration skipped ({skipped}): ETA at the committed runs' time; " if skipped else
+         f"calibration: this machine takes x{scale:.2f} the committed runs' time; ")
+        + f"estimated {plan.clock(plan.eta_seconds(expected, done))} for "
         f"{len(selection.runs) - len(done)} run(s) left")
     for rid in selection.runs:
         state = "done" if rid in done else f"~{plan.clock(expected[rid])}"
-        say(f"  {rid:28s} {n_prompts[rid]:3d} prompts  {state}")
+        unit = "sessions" if camp.run(rid).workload is not None else "prompts"
+        say(f"  {rid:36s} {n_prompts[rid]:3d} {unit:8s}  {state}")
     if dry_run:
         return Outcome(folder=folder, complete=False, manifest=manifest)
 
     sample("start")
     save()
+    try:
+        _measure(camp, selection, manifest, runs_root, subsets, expected, done,
+                 show_progress, say, save, sample)
+    except KeyboardInterrupt:
+        kept = sum(_kept(runs_root / rid) for rid in selection.runs)
+        raise Interrupted(f"interrupted: {kept} measured request(s) kept in "
+                          f"{paths.shown(folder)}; rerun the same command to resume") from None
+    manifest["complete"] = all(manifest["runs"].get(r, {}).get("complete")
+                               for r in selection.runs)
+    manifest["finished"] = plan.utc_now() if manifest["complete"] else None
+    save()
+    total = sum(float(v["wall_s"]) for v in manifest["runs"].values())
+    say(f"{'complete' if manifest['complete'] else 'incomplete'}: {paths.shown(folder)}, "
+        f"{plan.clock(total)} of runs (estimated {plan.clock(sum(expected.values()))})")
+    return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
+
+
+def _kept(run: Path) -> int:
+    """The measured records a run folder holds (after an interrupt: what was kept)."""
+    if not (run / records.RESULTS).is_file():
+        return 0
+    recs, _ = records.read_results(run, keep_events=False)
+    return len(recs)
+
+
+def _measure(camp: Campaign, selection: plan.Selection, manifest: dict[str, Any],
+             runs_root: Path, subsets: dict[str, frozenset[str] | None],
+             expected: dict[str, float], done: dict[str, float], show_progress: bool,
+             say: Log, save: Callable[[], None], sample: Callable[[str], None]) -> None:
+    """Measure the selection's units not yet done, one after another (resumable)."""
     t_all = time.perf_counter()
     specs = [camp.run(rid) for rid in selection.runs]
     for unit in groups(specs):
@@ -185,14 +248,6 @@ def _reproduce(*, campaign_file: Path, selection: plan.Selection, reference: Pat
                 done[rid] = entries[rid]["wall_s"]
         sample(f"after {', '.join(rids)}")
         save()
-    manifest["complete"] = all(manifest["runs"].get(r, {}).get("complete")
-                               for r in selection.runs)
-    manifest["finished"] = plan.utc_now() if manifest["complete"] else None
-    save()
-    total = sum(float(v["wall_s"]) for v in manifest["runs"].values())
-    say(f"{'complete' if manifest['complete'] else 'incomplete'}: {paths.shown(folder)}, "
-        f"{plan.clock(total)} of runs (estimated {plan.clock(sum(expected.values()))})")
-    return Outcome(folder=folder, complete=bool(manifest["complete"]), manifest=manifest)
 
 
 def _share_wall(entries: dict[str, dict[str, Any]], wall: float,
@@ -218,6 +273,10 @@ def _overall(i: int, n: int, rids: tuple[str, ...], expected: dict[str, float],
 def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folder: Path,
                say: Log) -> dict[str, Any]:
     spec = _baseline(camp, selection)
+    if spec.workload is not None:  # its requests are turns of sessions, not prompts
+        say(f"calibration skipped: {spec.run_id} plays sessions; the calibration times prompts")
+        return {"run_id": spec.run_id, "scale": 1.0,
+                "skipped": "a session study: no prompt to time"}
     ref = reference / spec.run_id
     committed = cal.committed_e2e(ref) if ref.is_dir() else {}
     files = runner.server_files(camp, spec)

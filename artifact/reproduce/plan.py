@@ -26,38 +26,56 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths, records
+from artifact.analysis.validate import calibration
 from artifact.errors import PlanError
+from artifact.reproduce import studies
 
 SCHEMA = 1
 MANIFEST = "reproduction.json"
 RUNS = "runs"
 
-# The kick-sized smoke version: a no-draft baseline, an n-gram drafter and a draft model, one
-# prompt per domain, at the study's own protocol (so the committed runs give the reference).
-KICK_RUNS = ("final-none", "final-ngram-mod", "final-draft-self")
-KICK_PROMPTS_PER_DOMAIN = 1
+# The kick-sized smoke version of the first study: a no-draft baseline, an n-gram drafter and a
+# draft model, one prompt per domain, at the study's own protocol (so the committed runs give the
+# reference). Each other study names its own (artifact.reproduce.studies).
+KICK_RUNS = studies.STUDIES["first"].kick_runs
+KICK_PROMPTS_PER_DOMAIN = studies.STUDIES["first"].kick_prompts_per_domain
 
 
 @dataclass(frozen=True, kw_only=True)
 class Selection:
-    """Which runs, and which of their prompts (``None``: all)."""
+    """Which runs, and which of their prompts (``None``: all) or sessions (``None``: all)."""
 
     label: str  # "full", "kick" or "subset": part of the folder name
     runs: tuple[str, ...]
     prompts_per_domain: int | None = None
+    sessions: int | None = None  # a session study: the first N sessions of each run
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "runs": list(self.runs),
-                "prompts_per_domain": self.prompts_per_domain}
+        d: dict[str, Any] = {"label": self.label, "runs": list(self.runs),
+                             "prompts_per_domain": self.prompts_per_domain}
+        if self.sessions is not None:  # only then: a prompt study's selection keeps its shape
+            d["sessions"] = self.sessions
+        return d
+
+
+def _positive(flag: str, n: int | None) -> None:
+    if n is not None and n < 1:
+        raise PlanError(f"{flag}: expected a positive integer, got {n}")
 
 
 def select(available: Sequence[str], *, patterns: Sequence[str] = (), kick: bool = False,
-           prompts_per_domain: int | None = None) -> Selection:
+           prompts_per_domain: int | None = None, study: studies.Study | None = None,
+           windows: Sequence[str] = (), window_of: Mapping[str, str | None] | None = None,
+           sessions: int | None = None) -> Selection:
     """The runs to reproduce, in the campaign's order.
+
+    ``study`` (default: the first) names the kick and how a subset is cut below the runs:
+    ``prompts_per_domain`` for a study of prompts, ``sessions`` for one of sessions;
+    ``windows`` keeps the runs measured in those windows (``window_of``: each run's window).
 
     >>> ids = ["final-none", "final-ngram-mod", "final-draft-self", "ksweep-x"]
     >>> select(ids)
-    Selection(label='full', runs=('final-none', 'final-ngram-mod', 'final-draft-self', 'ksweep-x'), prompts_per_domain=None)
+    Selection(label='full', runs=('final-none', 'final-ngram-mod', 'final-draft-self', 'ksweep-x'), prompts_per_domain=None, sessions=None)
     >>> select(ids, patterns=["final-*"], prompts_per_domain=2).runs
     ('final-none', 'final-ngram-mod', 'final-draft-self')
     >>> select(ids, kick=True).prompts_per_domain
@@ -67,31 +85,47 @@ def select(available: Sequence[str], *, patterns: Sequence[str] = (), kick: bool
     ...
     artifact.errors.PlanError: --runs: 'nope-*' matches no run of the campaign (have: final-none, final-ngram-mod, final-draft-self, ksweep-x)
     """  # noqa: E501
-    if prompts_per_domain is not None and prompts_per_domain < 1:
-        raise PlanError(f"--prompts-per-domain: expected a positive integer, got "
-                        f"{prompts_per_domain}")
+    study = study or studies.STUDIES["first"]
+    _positive("--prompts-per-domain", prompts_per_domain)
+    _positive("--sessions", sessions)
+    if study.sessions and prompts_per_domain is not None:
+        raise PlanError(f"--prompts-per-domain: the {study.name} study plays sessions, not "
+                        "prompts; give --sessions N")
+    if not study.sessions and sessions is not None:
+        raise PlanError(f"--sessions: the {study.name} study sends prompts, not sessions; "
+                        "give --prompts-per-domain N")
     if kick:
-        if patterns:
-            raise PlanError("--kick: a fixed selection; give it without --runs")
-        missing = [r for r in KICK_RUNS if r not in available]
+        if patterns or windows:
+            raise PlanError("--kick: a fixed selection; give it without --runs or --windows")
+        missing = [r for r in study.kick_runs if r not in available]
         if missing:
             raise PlanError(f"--kick: the campaign has no run {missing[0]!r}")
-        return Selection(label="kick", runs=KICK_RUNS,
-                         prompts_per_domain=prompts_per_domain or KICK_PROMPTS_PER_DOMAIN)
-    if not patterns:
-        return Selection(label="full" if prompts_per_domain is None else "subset",
-                         runs=tuple(available), prompts_per_domain=prompts_per_domain)
-    chosen: set[str] = set()
-    for pat in patterns:
-        hit = [r for r in available if fnmatch.fnmatchcase(r, pat)]
-        if not hit:
-            raise PlanError(f"--runs: {pat!r} matches no run of the campaign "
-                            f"(have: {', '.join(available)})")
-        chosen.update(hit)
+        return Selection(label="kick", runs=study.kick_runs,
+                         prompts_per_domain=None if study.sessions else
+                         prompts_per_domain or study.kick_prompts_per_domain,
+                         sessions=sessions or study.kick_sessions)
+    pool = list(available)
+    if windows:
+        known = sorted({w for w in (window_of or {}).values() if w})
+        for w in windows:
+            if w not in known:
+                raise PlanError(f"--windows: {w!r} is no measurement window of the campaign "
+                                f"(have: {', '.join(known) or 'none'})")
+        pool = [r for r in pool if (window_of or {}).get(r) in windows]
+    chosen: set[str] = set(pool)
+    if patterns:
+        chosen = set()
+        for pat in patterns:
+            hit = [r for r in pool if fnmatch.fnmatchcase(r, pat)]
+            if not hit:
+                where = "of the windows asked" if windows else "of the campaign"
+                raise PlanError(f"--runs: {pat!r} matches no run {where} "
+                                f"(have: {', '.join(pool)})")
+            chosen.update(hit)
     runs = tuple(r for r in available if r in chosen)
-    full = len(runs) == len(available) and prompts_per_domain is None
+    full = len(runs) == len(available) and prompts_per_domain is None and sessions is None
     return Selection(label="full" if full else "subset", runs=runs,
-                     prompts_per_domain=prompts_per_domain)
+                     prompts_per_domain=prompts_per_domain, sessions=sessions)
 
 
 def prompt_subset(prompts: Sequence[tuple[str, str]], per_domain: int | None) -> list[str] | None:
@@ -113,17 +147,20 @@ def prompt_subset(prompts: Sequence[tuple[str, str]], per_domain: int | None) ->
     return out
 
 
-def folder_name(slug: str, day: dt.date, selection: Selection) -> str:
+def folder_name(slug: str, day: dt.date, selection: Selection, study: str = "first") -> str:
     """``<hardware slug>-<yyyymmdd>`` for the whole study, ``-<label>`` appended otherwise;
     a subset also gets a short hash of what it selects, so two subsets never share a folder.
+    A study other than the first is named after the date (``-core``, ``-core-kick``).
 
     >>> day = dt.date(2026, 11, 30)
     >>> folder_name("intel-xeon-processor-2c", day, Selection(label="kick", runs=("a",)))
     'intel-xeon-processor-2c-20261130-kick'
     >>> folder_name("x-2c", day, Selection(label="subset", runs=("a",), prompts_per_domain=3))
     'x-2c-20261130-subset-46eeef'
+    >>> folder_name("x-2c", day, Selection(label="kick", runs=("a",)), "core")
+    'x-2c-20261130-core-kick'
     """
-    base = f"{slug}-{day:%Y%m%d}"
+    base = f"{slug}-{day:%Y%m%d}" + ("" if study == "first" else f"-{study}")
     if selection.label == "full":
         return base
     if selection.label == "subset":
@@ -176,7 +213,7 @@ got 'slow'
     def fail(field: str, said: str, v: Any) -> PlanError:
         return PlanError(f"{file}: field {field!r}: expected {said}, got {v!r}")
 
-    num, num_or_none = (int, float), (int, float, _NONE)
+    num = (int, float)
     if not isinstance(m, dict):
         raise PlanError(f"{file}: expected a JSON object, got {type(m).__name__}")
     for k, (types, said) in _MANIFEST_FIELDS.items():
@@ -193,12 +230,11 @@ got 'slow'
     for i, x in enumerate(m.get("load", [])):
         if not isinstance(x, dict):
             raise fail(f"load[{i}]", "an object", x)
-    c = m.get("calibration") or {}
-    for k in ("here_ms", "committed_ms", "scale"):
-        if not _is(c.get(k), num_or_none):
-            raise fail(f"calibration.{k}", "a number or null", c[k])
-    if not isinstance(c.get("prompt_ids", []), list):
-        raise fail("calibration.prompt_ids", "a list", c["prompt_ids"])
+    c = m.get("calibration")
+    if c is not None:  # its times and their ratio, by the validation layer's rules
+        calibration.check(c, str(file), PlanError)
+        if not isinstance(c.get("prompt_ids", []), list):
+            raise fail("calibration.prompt_ids", "a list", c["prompt_ids"])
 
 
 def committed_runs() -> list[Path]:

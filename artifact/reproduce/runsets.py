@@ -98,7 +98,7 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
     except AnalysisError as err:
         raise RunSetError(str(err)) from err
     if not runs:
-        raise RunSetError(f"{path}: no runs (run folders with a {records.CONFIG}) in it")
+        raise RunSetError(_no_runs(path, root))
     every = tuple(r.desc.run_id for r in runs)
     # runs of a study with its own analysis are not the summary's: the acceptance split's go
     # through theirs (a claim on them is "not run" unless a reproduction has them); the
@@ -129,6 +129,18 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
                   software={**software(env), "prompt_sets": sets},
                   manifest=manifest, warnings=tuple(summary["warnings"]),
                   all_run_ids=every, own_runs=tuple(own))
+
+
+def _no_runs(path: Path, root: Path) -> str:
+    """Why ``path`` gave no run to compare: no run folder, or none complete (an interrupted
+    reproduction: its runs are kept, and finished by rerunning its command)."""
+    found = [p.name for p in records.run_folders(root) if (p / records.CONFIG).is_file()]
+    if not found:
+        return f"{path}: no runs (run folders with a {records.CONFIG}) in it"
+    return (f"{path}: no complete run to compare: {len(found)} run folder(s) with a "
+            f"{records.CONFIG}, none complete ({records.METRICS} missing or not complete: "
+            f"{', '.join(found[:3])}{', ...' if len(found) > 3 else ''}); finish them first "
+            "(rerun the reproduction's command to resume)")
 
 
 def _host(runs: Sequence[Run]) -> Any:

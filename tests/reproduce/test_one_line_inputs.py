@@ -31,8 +31,10 @@ def _good() -> dict[str, Any]:
     ("expected_s", {"r": True}, "field 'expected_s.r': expected a number, got True"),
     ("load", 5, "field 'load': expected a list, got 5"),
     ("load", ["x"], "field 'load[0]': expected an object, got 'x'"),
-    ("calibration", {"scale": "x"}, "field 'calibration.scale': expected a number or null"),
-    ("calibration", {"prompt_ids": "p1"}, "field 'calibration.prompt_ids': expected a list"),
+    ("calibration", {"scale": "x"},
+     "field 'calibration.scale': expected a finite number above 0, got 'x'"),
+    ("calibration", {"scale": 1.0, "prompt_ids": "p1"},
+     "field 'calibration.prompt_ids': expected a list"),
     ("complete", "yes", "field 'complete': expected true or false, got 'yes'"),
     ("cpu_count", 2.5, "field 'cpu_count': expected an integer or null, got 2.5"),
     ("selection", None, "field 'selection': expected an object, got None"),
@@ -67,3 +69,20 @@ def test_readme_without_its_page_is_one_line(tmp_path: Path, monkeypatch: pytest
     assert command.main(["readme"]) == 2
     err = capsys.readouterr().err
     assert err == f"error: {tmp_path / 'docs' / 'reproducing.md'}: file not found\n"
+
+
+def test_compare_with_an_interrupted_reproduction_says_its_runs_are_incomplete(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 45: every run folder of an interrupted reproduction has its config.json; the
+    comparison said there were no run folders with one."""
+    bad = tmp_path / "repro"
+    for rid in ("q4_1-edit-none", "q4_1-edit-ngram-mod"):
+        run = bad / plan.RUNS / rid
+        shutil.copytree(paths.CORE_RUNS / rid, run)
+        (run / "metrics.json").unlink()  # interrupted: the metrics are written at the end
+    (bad / plan.MANIFEST).write_text(json.dumps(_good()))
+    assert command.main(["compare", str(paths.CORE_RUNS), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert ("2 run folder(s) with a config.json, none complete" in err
+            and "q4_1-edit-none" in err and "rerun the reproduction's command" in err), err
