@@ -17,6 +17,8 @@ CAMPAIGNS = EXPERIMENTS / "campaigns"
 RUNS = EXPERIMENTS / "runs"
 WORKLOAD_RUNS = EXPERIMENTS / "runs-workload"  # the workload study's runs (issue 10)
 REALISM_RUNS = EXPERIMENTS / "runs-realism"  # workload realism, take three (issue 28)
+# the realism study's replicated server processes: three per side (issue 44)
+PROCESS_RUNS = EXPERIMENTS / "runs-realism-process"
 COST_RUNS = EXPERIMENTS / "runs-cost"  # forward time per step, one folder per model (issue 16)
 PROMPTS = EXPERIMENTS / "prompts"
 PROMPT_RECIPES = EXPERIMENTS / "prompt_sets.toml"
@@ -40,7 +42,8 @@ CORE_RUNS = EXPERIMENTS / "runs-core"
 CORE_PREDICTIONS = EXPERIMENTS / "core-predictions.json"
 MEMORY_RUNS = EXPERIMENTS / "runs-memory"  # peak resident memory per configuration (issue 33)
 MEMORY = ANALYSIS / "memory.json"
-COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS, MEMORY_RUNS)
+COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS, MEMORY_RUNS,
+                  PROCESS_RUNS)
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

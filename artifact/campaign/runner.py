@@ -134,6 +134,8 @@ def runs_root(campaign: Campaign) -> Path:
     (sides deployed apart), the core study's (take three: cells, cost and pilot runs) and the
     memory runs apart from the others."""
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
+        if campaign.name == "realism-process":
+            return paths.PROCESS_RUNS  # the realism study's replicated server processes
         if any(r.workload is not None and r.workload.play is not None for r in campaign.runs):
             return paths.REALISM_RUNS  # workload realism, take three: sides deployed apart
         return paths.WORKLOAD_RUNS
