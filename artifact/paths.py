@@ -29,6 +29,7 @@ WORKLOAD = ANALYSIS / "workload.json"
 ACCSPLIT = ANALYSIS / "accsplit.json"
 REALISM = ANALYSIS / "realism.json"
 REALISM_CAMPAIGN = CAMPAIGNS / "realism.toml"  # its [equivalence] margins, read by the analysis
+PROCESS_CAMPAIGN = CAMPAIGNS / "realism-process.toml"  # the replicated stratum (issue 44)
 COSTMODEL = ANALYSIS / "costmodel.json"
 CORE = ANALYSIS / "core.json"  # the core study, take three (issue 29)
 CLAIMS = EXPERIMENTS / "claims.toml"

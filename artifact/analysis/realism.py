@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from artifact import files, hostinfo, paths, records, sessionsets
-from artifact.analysis import validate
+from artifact.analysis import process, validate
 from artifact.analysis.accsplit_stats import holm
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
@@ -609,7 +609,7 @@ def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
     counts = Counter(g.gap["verdict"] for g in family)
     return contract.Realism(
         schema_version=contract.SCHEMA_VERSION, strata=[s.stratum for s in drafts],
-        pending=[g for g in groups if g not in keys], echo=[],
+        pending=[g for g in groups if g not in keys], echo=[], process=None,
         verdicts=contract.Verdicts(n_gaps=len(family), equivalent=counts["equivalent"],
                                    differs=counts["differs"],
                                    cannot_tell=counts["cannot tell"]),
@@ -675,16 +675,78 @@ def _declared(camp: Campaign, campaign_file: Path) -> tuple[dict[str, float], li
     return camp.equivalence, groups
 
 
+def process_study(root: Path, campaign_file: Path, warnings: list[str], *,
+                  locks: Path | None = None,
+                  bootstrap: Bootstrap = process.PROCESS_BOOTSTRAP) -> contract.Process | None:
+    """The replicated stratum under ``root`` (:mod:`artifact.analysis.process`): its runs read
+    and screened like every realism run, the (session, turn) pairs every server measured
+    quietly, the process variance components and the processes' exact agreement; None, with a
+    warning, when it has no run."""
+    shown = paths.shown(root)
+    runs, left_out = load_runs(root, locks=locks) if root.is_dir() else ([], [])
+    warnings += left_out
+    if not runs:
+        warnings.append(f"realism: process: no run under {shown}: not computable, written as "
+                        "null")
+        return None
+    camp = _campaign(campaign_file)
+    plans = vrealism.planned(camp, paths.shown(campaign_file))
+    for r in runs:
+        warnings += r.problems
+        if not r.complete:
+            warnings.append(f"{r.run_id}: run not complete; analysed as it stands")
+    groups = sorted({r.group for r in runs})
+    if len(groups) != 1:
+        warnings.append(f"realism: process: {shown}: runs of {len(groups)} interleave groups "
+                        f"({', '.join(groups)}); expected one: not computable, written as null")
+        return None
+    key = groups[0]
+    runs = _screened(key, runs, plans.get(key), warnings)
+    if not runs or not set.intersection(*({(t.session_id, t.turn) for t in r.turns}
+                                          for r in runs)):
+        warnings.append(f"realism: process: stratum {key}: no turn measured on every server: "
+                        "not computable, written as null")
+        return None
+    kept, dropped = _common_keys(runs, warnings, key)
+    first_turn: dict[str, int] = {}
+    for r in runs:
+        for t in r.turns:
+            first_turn.setdefault(t.session_id, t.order)
+    order = sorted({s for s, _ in kept}, key=lambda s: (first_turn[s], s))
+    servers = [process.session_means(r.run_id, r.drafter, r.side,
+                                     [t for t in r.turns if (t.session_id, t.turn) in kept],
+                                     order) for r in runs]
+    exact = [process.exact(d, kind, [(r.run_id, r.turns) for r in runs
+                                     if r.drafter == d and r.side in sides])
+             for kind, sides in process.SIDES.items()
+             for d in sorted({r.drafter for r in runs} - {"none"})]
+    for e in exact:
+        if not e["equal"]:
+            warnings.append(f"realism: process: drafter {e['drafter']}: the {e['side']} "
+                            f"processes accepted differently on {e['n_differ']} of "
+                            f"{e['n_turns']} turns (identical histories should not)")
+    return contract.Process(
+        stratum=key, campaign=paths.shown(campaign_file),
+        protocol=_protocol(runs, order, len(kept), dropped),
+        components=process.analyse(servers, bootstrap=bootstrap), exact=exact,
+        bootstrap_resamples=bootstrap.resamples, bootstrap_seed=bootstrap.seed)
+
+
 def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
-                  bootstrap: Bootstrap = BOOTSTRAP, locks: Path | None = None
-                  ) -> contract.Realism:
-    """The ``realism.json`` object of the runs under ``root``, checked against the contract."""
+                  bootstrap: Bootstrap = BOOTSTRAP, locks: Path | None = None,
+                  process_root: Path | None = None,
+                  process_campaign: Path = paths.PROCESS_CAMPAIGN) -> contract.Realism:
+    """The ``realism.json`` object of the runs under ``root`` (and the replicated stratum's
+    under ``process_root``; None: no process study, ``process`` null), checked against the
+    contract."""
     camp = _campaign(campaign_file)
     margins, groups = _declared(camp, campaign_file)
     runs, warnings = load_runs(root, locks=locks)
     result = analyse(runs, margins, groups=groups, bootstrap=bootstrap,
                      campaign=paths.shown(campaign_file),
                      plans=vrealism.planned(camp, paths.shown(campaign_file)))
+    result["process"] = (None if process_root is None else
+                         process_study(process_root, process_campaign, warnings, locks=locks))
     result["echo"] = take_two_echo(root / "_superseded")
     if not result["echo"]:
         warnings.append(f"realism: echo: no drafted take-two run under "
@@ -694,9 +756,9 @@ def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
     return contract.validate(plain, source=f"realism analysis of {root}", error=AnalysisError)
 
 
-def write_realism(root: Path = paths.REALISM_RUNS, out: Path = paths.REALISM
-                  ) -> contract.Realism:
+def write_realism(root: Path = paths.REALISM_RUNS, out: Path = paths.REALISM,
+                  process_root: Path = paths.PROCESS_RUNS) -> contract.Realism:
     """Build and write ``realism.json`` atomically (sorted keys, 6 significant digits)."""
-    data = build_realism(root)
+    data = build_realism(root, process_root=process_root)
     files.write_text(out, files.dumps_json(data))
     return data

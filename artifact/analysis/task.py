@@ -110,13 +110,17 @@ def _write_realism(runs: Path, out: Path) -> None:
 
 def task_realism() -> dict[str, Any]:
     """Workload realism, take three: every side its own server, per drafter, with verdicts
-    against the campaign file's margins -> experiments/analysis/realism.json."""
+    against the campaign file's margins, and the process variance component from the
+    replicated stratum (take four) -> experiments/analysis/realism.json."""
     from artifact.analysis.params import REALISM_BOOTSTRAP as B
 
     deps = sorted(str(p) for p in paths.REALISM_RUNS.glob("*/*")
                   if p.name in WORKLOAD_RUN_FILES)
+    deps += sorted(str(p) for p in paths.PROCESS_RUNS.glob("*/*")  # the replicated stratum
+                   if p.name in WORKLOAD_RUN_FILES)
     deps += sorted(str(p) for p in paths.SESSION_LOCKS.glob("*.txt"))  # the turns' id locks
     deps.append(str(paths.REALISM_CAMPAIGN))  # its [equivalence] margins
+    deps.append(str(paths.PROCESS_CAMPAIGN))  # the replicated stratum's plan
     code = [str(p) for p in imports.closure("artifact.analysis.realism")]
     params = {"bootstrap_resamples": B.resamples,  # SCHEMA_VERSION: in the code, as above
               "bootstrap_seed": B.seed, "confidence": B.confidence}

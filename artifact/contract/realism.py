@@ -23,7 +23,7 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 QUANTITIES = ("speedup", "e2e", "tpot", "ttft", "acceptance")
 VERDICTS = ("equivalent", "differs", "cannot tell")
 
@@ -63,7 +63,9 @@ class Server(TypedDict):
     n_turns: Annotated[int, "turns analysed (the stratum's common, quiet turns)"]
     first_unix_s: Annotated[int | None, "when its first turn was sent (Unix seconds)"]
     last_unix_s: Annotated[int | None, "when its last turn was sent (Unix seconds)"]
-    places: Annotated[list[int], "rounds in which it came 1st, 2nd, ... of the group's servers"]
+    places: Annotated[list[int], "turns it served at the 1st, 2nd, ... place among the "
+                      "group's servers in their round (at k streams a round sends each server "
+                      "k turns, so k per round)"]
     contention: Contention | None
     e2e_ms: Annotated[Interval, "mean end-to-end latency per turn, client side"]
     tpot_ms: Annotated[Interval, "mean (E2E - TTFT) / (output tokens - 1) per turn"]
@@ -183,6 +185,50 @@ class Stratum(TypedDict):
     drift: list[Drift]
 
 
+class Component(TypedDict):
+    """The process variance component of one quantity on one drafter and side: how far apart
+    identical server processes are beyond what the sessions explain."""
+
+    drafter: str
+    side: Annotated[str, "real (REAL-A, -B, -C) or synthetic (english, -b, -c)"]
+    quantity: Annotated[str, "e2e, tpot, ttft (per turn) or speedup (no draft's E2E over the "
+                        "drafter's, processes paired a-a, b-b, c-c)"]
+    runs: Annotated[list[str], "the runs of its processes"]
+    n_sessions: Annotated[int, "sessions with a value on every process"]
+    n_processes: int
+    sd_pct: Annotated[Interval, "100 sigma_p (log units: a relative spread), its 95 % interval "
+                      "by resampling sessions; null with fewer than 2 sessions or processes"]
+    spread_pct: Annotated[float | None, "the largest difference between two processes' means, "
+                          "% (100 (exp(max - min) - 1) of the log means)"]
+    gap_sd_pct: Annotated[float | None, "the process spread a gap between two sides carries "
+                          "when each side ran on one process: sqrt(2) sd_pct"]
+    process_pct: Annotated[list[float], "each process's mean against their geometric mean, %"]
+
+
+class ProcessExact(TypedDict):
+    """The processes of one side on one drafter, turn by turn: identical histories."""
+
+    drafter: str
+    side: str
+    runs: list[str]
+    n_turns: Annotated[int, "turns every process recorded (contended ones included)"]
+    n_differ: Annotated[int, "turns whose drafted or accepted counts differ among them"]
+    equal: bool
+
+
+class Process(TypedDict):
+    """The replicated stratum (experiments/runs-realism-process/, issue 44): three server
+    processes per side, its analysis declared in its campaign file before it was measured."""
+
+    stratum: Annotated[str, "its interleave group"]
+    campaign: Annotated[str, "the campaign file that planned it and declared its analysis"]
+    protocol: Protocol
+    components: list[Component]
+    exact: list[ProcessExact]
+    bootstrap_resamples: int
+    bootstrap_seed: int
+
+
 class Parameters(TypedDict):
     bootstrap_resamples: int
     bootstrap_seed: int
@@ -205,10 +251,12 @@ class Verdicts(TypedDict):
 class Realism(TypedDict):
     """The whole file."""
 
-    schema_version: Annotated[int, "3 (a reader refuses another)"]
+    schema_version: Annotated[int, "5 (a reader refuses another)"]
     strata: Annotated[list[Stratum], "main (one stream) first, then the others"]
     pending: Annotated[list[str], "interleave groups of the campaign file not yet measured"]
     echo: Annotated[list[Echo], "take two's echo: why every side now has its own server"]
+    process: Annotated[Process | None, "the process variance component from the replicated "
+                       "stratum; null before its runs exist"]
     verdicts: Verdicts
     parameters: Parameters
     warnings: Annotated[list[str], "sorted, one line each"]

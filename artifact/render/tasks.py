@@ -52,7 +52,8 @@ REPORT_FIGURES = [FIGURE_DIR / f"{n}.png" for n in catalogue.FIGURE_NAMES]  # em
 ARXIV = paths.BUILD / "arxiv.tar.gz"
 CLAIMS_MAP = paths.ROOT / "docs" / "claims.md"  # claimsmap.PAGE, kept light here (a test: equal)
 # The other studies' analyses: their fatal warnings fail `doit verify --strict` too.
-STUDIES = [paths.ACCSPLIT, paths.WORKLOAD, paths.REALISM, paths.COSTMODEL, paths.CORE]
+STUDIES = [paths.ACCSPLIT, paths.WORKLOAD, paths.REALISM, paths.COSTMODEL, paths.CORE,
+           *([paths.MEMORY] if MEASURED_MEMORY else [])]
 
 
 def _s(ps: Any) -> list[str]:
@@ -146,6 +147,8 @@ def _manifest_input_paths() -> list[str]:
     return [*runfiles.raw_run_paths(paths.RUNS),
             *runfiles.raw_run_paths(paths.WORKLOAD_RUNS, runfiles.WORKLOAD_RUN_FILES),
             *runfiles.raw_run_paths(paths.REALISM_RUNS, runfiles.WORKLOAD_RUN_FILES),
+            *runfiles.raw_run_paths(paths.PROCESS_RUNS, runfiles.WORKLOAD_RUN_FILES),
+            str(paths.PROCESS_CAMPAIGN),  # the replicated stratum's declared analysis
             *_s(sorted(p for model in paths.COST_RUNS.glob("*") for p in model.glob("*.json*"))),
             *runfiles.raw_run_paths(paths.CORE_RUNS), str(paths.CORE_PREDICTIONS),
             *runfiles.raw_run_paths(paths.MEMORY_RUNS),

@@ -67,3 +67,27 @@ def test_the_verify_task_reads_every_study() -> None:
     deps = set(tasks.task_verify()["file_dep"])
     assert {str(paths.ACCSPLIT), str(paths.WORKLOAD), str(paths.REALISM),
             str(paths.COSTMODEL)} <= deps
+    if tasks.MEASURED_MEMORY:  # memory.json's warnings (a run set aside) reach the report too
+        assert str(paths.MEMORY) in deps and paths.MEMORY in tasks.STUDIES
+    assert paths.CORE in tasks.STUDIES and str(paths.CORE) in deps
+
+
+MEMORY_ASIDE = ("run none-q4_1: memory.json: field 'hwm_mib': expected at least the sampled "
+                "peak rss_peak_mib 210.0, got 30.5; run skipped")
+NO_FIT = ("costmodel: model m: step cost not computable, written as null: 1 distinct width "
+          "(need 2)")
+
+
+@pytest.mark.parametrize("name,warning,cls", [("memory.json", MEMORY_ASIDE, "run-left-out"),
+                                              ("costmodel.json", NO_FIT, "not-computable")])
+def test_every_study_s_warning_reaches_the_report(tmp_path: Path, name: str, warning: str,
+                                                  cls: str) -> None:
+    """Issue 46: the memory runs' set-aside warnings and the cost model's not-computable one
+    are listed in the report under their class."""
+    kw = _inputs(tmp_path)
+    study = tmp_path / name
+    study.write_text(json.dumps({"warnings": [warning]}), encoding="utf-8")
+    report.verify(**kw, figures=[], studies=[study])  # type: ignore[arg-type]
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert f"**{cls}**" in text
+    assert f"{name}: {warning}".replace("#", "\\#").replace("_", "\\_") in text
