@@ -8,6 +8,9 @@
     tolerance = { rel = 0.05 }                  # or { abs = 0.02 }; omitted: exact
                                                 # side = "upper": only a larger value fails
     reason    = "why this tolerance"            # required with a tolerance
+    noise     = "vars:core.control"             # the measurement the width comes from, or
+                                                # "exact" (counts, greedy acceptance)
+    wider_because = "why wider than that noise" # required where the tolerance is wider
     runs      = ["final-ngram-mod", "final-none"]
     used_in   = ["Results: speedup paragraph"]
     format    = ".2f"                           # how the text prints it (optional)
@@ -33,6 +36,13 @@ Every claim has a ``scope``, which says how a reproduction elsewhere is judged
 ``vars.json`` and classifies it ``ok`` (within tolerance), ``deviates`` or ``missing``. The ledger
 knows no rendering: the reproduction report and the ``verify`` gate are
 :mod:`artifact.render.report`, which renders what :func:`check` returns.
+
+Every numeric claim names in ``noise`` the measurement its tolerance's width comes from
+(:func:`noise_width`): ``"exact"`` (width 0), or a quantity that resolves in the computed files
+to an interval (``lo``/``hi``, ``low``/``high``, ``ci_low``/``ci_high`` or a two-number list:
+its half-width) or to a number (a half-width in the quantity's units; a key ending in ``_pct`` is
+a percent of the expected value). A tolerance wider than that noise carries ``wider_because``
+(:func:`noise_problems` lists those that do not, and sources that do not resolve).
 
 Run ``python -m artifact.verify --print-current`` to print the current values as TOML lines, to
 paste into the ledger after a human has read them (:mod:`artifact.verify`, the command line,
@@ -60,6 +70,8 @@ SOURCES = ("vars", "summary")
 STATUSES = ("ok", "deviates", "missing")
 SCOPES = ("hardware-independent", "hardware-bound", "noise", "qualitative")
 BOUNDS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
+EXACT = "exact"  # a claim's noise when it is a count or deterministic: width 0
+_INTERVALS = (("lo", "hi"), ("low", "high"), ("ci_low", "ci_high"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +93,8 @@ class Claim:
     scope: str = "hardware-bound"
     statement: str = ""  # the paper's sentence (qualitative claims)
     holds: tuple[tuple[str, float | str], ...] = ()  # qualitative: every value satisfies these
+    noise: str = ""  # "exact" or the quantity the tolerance's width comes from (numeric claims)
+    wider_because: str = ""  # why the tolerance is wider than that noise
 
     @property
     def qualitative(self) -> bool:
@@ -157,7 +171,7 @@ def _kind(kind: type | tuple[type, ...]) -> str:
 def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
     """Validate a parsed ledger; errors name the file, the claim and the field."""
     known = {"id", "quantity", "expected", "tolerance", "reason", "runs", "used_in", "format",
-             "scope", "statement", "holds"}
+             "scope", "statement", "holds", "noise", "wider_because"}
     extra = sorted(set(data) - {"claim"})
     if extra:
         raise ClaimsError(f"{source}: field '{extra[0]}': unknown (the ledger holds [[claim]] "
@@ -195,6 +209,10 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
         common = {"id": cid, "quantity": quantity, "reason": reason, "scope": scope,
                   "runs": runs, "used_in": used, "format": fmt, "statement": statement}
         if scope == "qualitative":
+            for name in ("noise", "wider_because"):
+                if name in c:
+                    raise ClaimsError(f"{where}: field '{name}': a qualitative claim has no "
+                                      "tolerance to source")
             claims.append(Claim(expected=None, holds=_holds(where, c), **common))
             continue
         if "holds" in c:
@@ -224,11 +242,32 @@ def parse(data: Mapping[str, Any], source: str = "claims.toml") -> list[Claim]:
             raise ClaimsError(f"{where}: field 'reason': a tolerance needs a reason")
         if tol and isinstance(expected, str):
             raise ClaimsError(f"{where}: field 'tolerance': a string claim is compared exactly")
+        noise, wider = _noise(where, c, wide=any(v > 0 for v in tol.values()))
         claims.append(Claim(
             expected=float(expected) if not isinstance(expected, str) else expected,
-            rel=tol.get("rel"), abs=tol.get("abs"), upper_only=side == "upper", **common,
+            rel=tol.get("rel"), abs=tol.get("abs"), upper_only=side == "upper",
+            noise=noise, wider_because=wider, **common,
         ))
     return claims
+
+
+def _noise(where: str, c: Mapping[str, Any], *, wide: bool) -> tuple[str, str]:
+    """A numeric claim's ``noise`` and ``wider_because``: a source is required; ``"exact"``
+    with a tolerance above zero needs the reason at once (no data can make it narrower)."""
+    if "noise" not in c:
+        raise ClaimsError(f"{where}: field 'noise': missing: name the measurement the "
+                          "tolerance's width comes from ('vars:...'/'summary:...'), or \"exact\"")
+    noise: str = _field(where, "noise", c["noise"], str)
+    if noise != EXACT and noise.split(":", 1)[0] not in SOURCES:
+        raise ClaimsError(f"{where}: field 'noise': expected \"exact\" or a 'vars:'/'summary:' "
+                          f"quantity, got {noise!r}")
+    wider: str = _field(where, "wider_because", c.get("wider_because", ""), str)
+    if "wider_because" in c and not wider.strip():
+        raise ClaimsError(f"{where}: field 'wider_because': empty (say why, or leave it out)")
+    if noise == EXACT and wide and not wider.strip():
+        raise ClaimsError(f"{where}: field 'wider_because': the noise is \"exact\" but the "
+                          "tolerance is not zero: say why it is wider")
+    return noise, wider
 
 
 def _strings(where: str, name: str, value: Any) -> tuple[str, ...]:
@@ -470,6 +509,80 @@ def check(
         except (KeyError, IndexError, ValueError):
             value = None
         out.append(compare(c, value))
+    return out
+
+
+def tolerance_width(claim: Claim) -> float:
+    """The tolerance as an absolute half-width around the expected value (0 when exact).
+
+    >>> tolerance_width(Claim(id="x", quantity="vars:a", expected=-2.0, rel=0.1))
+    0.2
+    """
+    if claim.rel is not None and isinstance(claim.expected, float):
+        return claim.rel * abs(claim.expected)
+    return claim.abs if claim.abs is not None else 0.0
+
+
+def noise_width(claim: Claim, summary: Mapping[str, Any], variables: Mapping[str, Any]
+                ) -> float:
+    """The half-width of the noise a claim's tolerance comes from, in the quantity's units.
+
+    ``"exact"`` is 0; an interval gives its half-width; a number is a half-width itself, or,
+    under a key ending in ``_pct``, a percent of the expected value. ``KeyError`` when the
+    source does not resolve, ``ValueError`` when it is neither a number nor an interval.
+
+    >>> c = Claim(id="x", quantity="vars:a", expected=2.0, noise="vars:n")
+    >>> noise_width(c, {}, {"n": {"lo": 0.9, "hi": 1.1}})
+    0.10000000000000003
+    >>> noise_width(Claim(id="x", quantity="vars:a", expected=2.0, noise="vars:n_pct"), {},
+    ...             {"n_pct": 5.0})
+    0.1
+    """
+    if claim.noise == EXACT:
+        return 0.0
+    src, _, path = claim.noise.partition(":")
+    found = lookup(_root(src, summary, variables), path)
+    if isinstance(found, Mapping):
+        for lo, hi in _INTERVALS:
+            if lo in found and hi in found:
+                found = [found[lo], found[hi]]
+                break
+    if isinstance(found, list) and len(found) == 2:
+        a, b = (_number(x) for x in found)
+        if a is not None and b is not None:
+            return abs(b - a) / 2
+    width = _number(found)
+    if width is None or width < 0:
+        raise ValueError(f"expected a number >= 0 or an interval, got {found!r}")
+    if path.rsplit(".", 1)[-1].endswith("_pct"):
+        expected = claim.expected if isinstance(claim.expected, float) else 0.0
+        return width / 100 * abs(expected)
+    return width
+
+
+def noise_problems(claims_: Sequence[Claim], summary: Mapping[str, Any],
+                   variables: Mapping[str, Any], source: str = "claims.toml") -> list[str]:
+    """One line per numeric claim whose ``noise`` does not resolve in the computed files, or
+    whose tolerance is wider than that noise without a ``wider_because``."""
+    out = []
+    for c in claims_:
+        if c.qualitative:
+            continue
+        where = f"{source}: claim '{c.id}': field 'noise'"
+        if not c.noise:
+            out.append(f"{where}: missing")
+            continue
+        try:
+            width = noise_width(c, summary, variables)
+        except (KeyError, IndexError, ValueError) as err:
+            out.append(f"{where}: {c.noise!r} does not resolve to a number or an interval in "
+                       f"the computed files ({err})")
+            continue
+        tol = tolerance_width(c)
+        if tol > width * (1 + 1e-9) and not c.wider_because.strip():
+            out.append(f"{where}: the tolerance ({c.describe_tolerance()}, +-{tol:.4g}) is "
+                       f"wider than its noise {c.noise} (+-{width:.4g}) and gives no "
+                       "'wider_because'")
     return out
 
 

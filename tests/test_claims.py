@@ -42,7 +42,7 @@ def test_the_ledger_loads_and_reproduces_on_the_fixture(tmp_path: Path) -> None:
     assert outcomes and all(o.status != "missing" for o in outcomes)
 
 
-S = 'scope = "hardware-bound"\n'
+S = 'scope = "hardware-bound"\nnoise = "exact"\n'
 Q = ('[[claim]]\nid = "q"\nscope = "qualitative"\nquantity = "vars:a"\n'
      'statement = "s"\nreason = "r"\n')
 
@@ -144,7 +144,8 @@ def test_tolerances() -> None:
 
 def test_an_upper_only_tolerance_fails_only_a_larger_value(tmp_path: Path) -> None:
     body = ('[[claim]]\nid = "x"\nquantity = "vars:a"\nexpected = 50\nscope = "noise"\n'
-            'tolerance = {abs = 15, side = "upper"}\nreason = "a floor measured under load"\n')
+            'tolerance = {abs = 15, side = "upper"}\nreason = "a floor measured under load"\n'
+            'noise = "vars:floor"\n')
     [c] = claims.load(_ledger(tmp_path, body))
     assert c.upper_only and c.describe_tolerance() == "abs 15, upper only"
     assert claims.compare(c, 3.0).status == "ok"  # a quieter rerun

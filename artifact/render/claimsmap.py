@@ -86,6 +86,15 @@ def resources(runs: Sequence[sources.RunSource]) -> str:
     return ", ".join(parts)
 
 
+def _noise(c: claims.Claim) -> str:
+    """Where a tolerance's width comes from, as the map prints it (nothing for a qualitative
+    claim)."""
+    if not c.noise:
+        return ""
+    source = "exact" if c.noise == claims.EXACT else f"`{c.noise}`"
+    return f"; noise: {source}" + (", wider: see the ledger" if c.wider_because else "")
+
+
 def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
     """The section's Markdown (between the markers)."""
     all_runs = sources.expand_runs(["*"], runs_root)
@@ -111,6 +120,10 @@ def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
         "(`manuscript/build/report.html` links each to its runs and to its place in "
         "`paper.html`).",
         "",
+        "The tolerance in brackets names the measurement its width comes from (`noise`: exact, "
+        "or a computed quantity); one wider than that noise says why in the ledger "
+        "(`wider_because`).",
+        "",
         "| claim | the paper states | in the paper | RUNS: `doit reproduce` options "
         "| measured time | measured on |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -122,7 +135,7 @@ def render(ledger: Sequence[claims.Claim], runs_root: Path) -> str:
         ids = [r.run_id for r in runs]
         lines.append("| " + " | ".join(_cell(x) for x in (
             f"`{c.id}`",
-            c.describe_expected() + f" ({c.describe_tolerance()})",
+            c.describe_expected() + f" ({c.describe_tolerance()}{_noise(c)})",
             "; ".join(c.used_in) or "-",
             how(runs, all_runs),
             sources.human_duration(total) + (f", {len(ids)} runs" if len(ids) > 1 else ""),

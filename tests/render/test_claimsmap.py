@@ -58,10 +58,10 @@ def test_time_is_what_the_runs_measured(tmp_path: Path) -> None:
     (run / "config.json").write_text('{"environment": {"cpu_cores": 4, "cpu_model": "X"}, '
                                      '"spec": {"threads": 2, "target_model": "m"}}')
     ledger = claims.parse({"claim": [{"id": "c", "quantity": "vars:a", "expected": 1.0,
-                                      "scope": "hardware-bound",
+                                      "scope": "hardware-bound", "noise": "exact",
                                       "runs": ["r*"], "used_in": ["Results"]}]})
     row = claimsmap.render(ledger, tmp_path).splitlines()[-1]
-    assert row == ("| `c` | 1.00 (exact) | Results | none: all 1 run | about 3 min | "
+    assert row == ("| `c` | 1.00 (exact; noise: exact) | Results | none: all 1 run | about 3 min | "
                    "4 cores, X, 2 server threads, no GPU |")
 
 

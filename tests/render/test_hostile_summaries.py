@@ -58,7 +58,8 @@ def test_a_number_the_analysis_could_not_compute_says_why(tmp_path: Path) -> Non
     ledger = tmp_path / "claims.toml"
     ledger.write_text('[[claim]]\nid = "best-speedup"\n'
                       'quantity = "summary:speedup.final-ngram-mod.overall.mean_ratio"\n'
-                      'expected = 1.0\nscope = "hardware-bound"\n', encoding="utf-8")
+                      'expected = 1.0\nscope = "hardware-bound"\nnoise = "exact"\n',
+                      encoding="utf-8")
     with pytest.raises(manuscript.ManuscriptError) as err:
         manuscript.render_markdown("html", template=tpl, build=build, variables=v,
                                    summary=raw, ledger=ledger)

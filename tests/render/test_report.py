@@ -25,7 +25,7 @@ def test_strict_fails_default_warns(tmp_path: Path) -> None:
     variables.write_text(json.dumps(rvars.compute(model.load(summary))), encoding="utf-8")
     ledger = _ledger(tmp_path, '[[claim]]\nid = "b"\nquantity = "vars:best.speedup"\n'
                      'expected = 9.0\ntolerance = {rel = 0.01}\nreason = "test"\n'
-                     'scope = "hardware-bound"\n')
+                     'scope = "hardware-bound"\nnoise = "vars:noise"\n')
     kw = {"ledger": ledger, "summary": summary, "variables": variables,
           "out_dir": tmp_path / "out", "figures": []}
     out = report.verify(**kw)  # type: ignore[arg-type]
