@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from artifact import files, hostinfo, paths, records, sessionsets
 from artifact.analysis import process, validate
+from artifact.analysis import realism_judge as judge
 from artifact.analysis.accsplit_stats import holm
 from artifact.analysis.params import REALISM_BOOTSTRAP as BOOTSTRAP
 from artifact.analysis.params import Bootstrap
@@ -224,11 +225,20 @@ def _sums(turns: Sequence[records.TurnResult], index: dict[str, int]) -> Sums:
 
 
 class Draws:
-    """Ratios of sums under one session bootstrap: a point and its draws."""
+    """Ratios of sums under one session bootstrap: a point and its draws. With ``clusters``
+    (each session's cluster, numbered from 0) whole clusters are resampled, every session of a
+    cluster taking its cluster's weight."""
 
-    def __init__(self, n_sessions: int, bootstrap: Bootstrap, key: str) -> None:
-        rng = np.random.default_rng([bootstrap.seed, n_sessions, *key.encode()])
-        self.w = cluster_weights(n_sessions, rng=rng, n_resamples=bootstrap.resamples)
+    def __init__(self, n_sessions: int, bootstrap: Bootstrap, key: str,
+                 clusters: Sequence[int] | None = None) -> None:
+        if clusters is None:
+            rng = np.random.default_rng([bootstrap.seed, n_sessions, *key.encode()])
+            self.w = cluster_weights(n_sessions, rng=rng, n_resamples=bootstrap.resamples)
+        else:
+            n = max(clusters, default=-1) + 1
+            rng = np.random.default_rng([bootstrap.seed, n_sessions, n, *key.encode()])
+            self.w = cluster_weights(n, rng=rng, n_resamples=bootstrap.resamples
+                                     )[:, np.asarray(clusters, dtype=np.int64)]
         self.bootstrap = bootstrap
 
     def ratio(self, num: FloatArray, den: FloatArray) -> tuple[float, FloatArray]:
@@ -274,32 +284,78 @@ class GapDraft:
     """A gap before the family's correction: its point, draws and where it goes."""
 
     gap: contract.Gap
-    draws: FloatArray
+    draws: FloatArray  # the session (chunk) bootstrap's
     floor: bool
+    stratum: str = ""
+    streams: int = 1
+    se: float = math.nan  # the sessions' delta-method SE: log units (relative gaps) or points
+
+
+@dataclass(frozen=True)
+class GapTests:
+    """What a gap's draws say: intervals, p of 'no gap', p of 'inside the margin', SD."""
+
+    ci95: list[float | None]
+    ci90: list[float | None]
+    p: float
+    p_tost: float
+    sd: float
+    equivalent_by_interval: bool
+
+
+def _tests(draws: FloatArray, margin: float) -> GapTests:
+    lo95, hi95 = percentile_interval(draws, confidence=0.95)
+    lo90, hi90 = percentile_interval(draws, confidence=EQUIVALENCE_CONFIDENCE)
+    finite = draws[np.isfinite(draws)]
+    eq = math.isfinite(lo90) and math.isfinite(hi90) and -margin < lo90 and hi90 < margin
+    return GapTests(ci95=[_num(lo95), _num(hi95)], ci90=[_num(lo90), _num(hi90)],
+                 p=judge.two_sided_p(draws), p_tost=judge.tost_p(draws, margin),
+                 sd=float(finite.std(ddof=1)) if finite.size > 1 else math.nan,
+                 equivalent_by_interval=eq)
 
 
 def _gap(d: Draws, drafter: SideRun, side: str, quantity: str, real: Estimate,
          other: Estimate, margin: float, floor: bool) -> GapDraft:
+    """A gap judged by its sessions (chunks) alone; :func:`_judge` adds the process."""
     rel = quantity != "acceptance"
     with np.errstate(divide="ignore", invalid="ignore"):
         value = 100 * (other[0] / real[0] - 1) if rel else 100 * (other[0] - real[0])
         draws = 100 * (other[1] / real[1] - 1) if rel else 100 * (other[1] - real[1])
-    lo95, hi95 = percentile_interval(draws, confidence=0.95)
-    lo90, hi90 = percentile_interval(draws, confidence=EQUIVALENCE_CONFIDENCE)
-    finite = draws[np.isfinite(draws)]
-    p = (2 * min((finite <= 0).sum() + 1, (finite >= 0).sum() + 1) / (finite.size + 1)
-         if finite.size else math.nan)
-    sd = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
     m = 100 * margin
-    eq = math.isfinite(lo90) and math.isfinite(hi90) and -m < lo90 and hi90 < m
+    t = _tests(draws, m)
+    verdict = "equivalent" if t.equivalent_by_interval else "cannot tell"
+    alone = contract.GapSessions(ci95=t.ci95, ci90=t.ci90, p=_num(t.p), p_holm=None,
+                                 mde=_num(Z_DETECT * t.sd), verdict=verdict)
     g = contract.Gap(
         drafter=drafter.drafter, label=label(drafter.drafter, drafter.k, drafter.spec),
         side=side, quantity=quantity, unit="%" if rel else "points",
         real=d.interval(*real), side_value=d.interval(*other), value=_num(float(value)),
-        ci95=[_num(lo95), _num(hi95)], ci90=[_num(lo90), _num(hi90)], margin=m,
-        p=_num(min(1.0, p)) if math.isfinite(p) else None, p_holm=None,
-        mde=_num(Z_DETECT * sd), verdict="equivalent" if eq else "cannot tell")
+        ci95=t.ci95, ci90=t.ci90, margin=m, p=_num(t.p), p_holm=None, p_tost=_num(t.p_tost),
+        p_tost_holm=None, process_sd=None, process_rule="floor-not-adjusted",
+        mde=_num(Z_DETECT * t.sd), mde_holm=None, verdict=verdict, sessions_only=alone)
     return GapDraft(gap=g, draws=draws, floor=floor)
+
+
+def _judge(g: GapDraft, sd: judge.ProcessSD, bootstrap: Bootstrap) -> FloatArray:
+    """A synthetic gap with the process spread: its draws, intervals, p and detectable gap
+    (seeded per stratum and gap); the draws returned for the Monte-Carlo error."""
+    gap = g.gap
+    rng = np.random.default_rng([bootstrap.seed, *(f"process:{g.stratum}:{gap['drafter']}:"
+                                                   f"{gap['side']}:{gap['quantity']}").encode()])
+    draws = judge.with_process(g.draws, sd.sd, relative=gap["unit"] == "%", rng=rng)
+    t = _tests(draws, gap["margin"])
+    gap["ci95"], gap["ci90"], gap["mde"] = t.ci95, t.ci90, _num(Z_DETECT * t.sd)
+    value, m = _finite(gap["value"]), gap["margin"]
+    if gap["unit"] == "%":  # in log units: the gap log(1 + g / 100), the margin likewise
+        se = math.hypot(g.se, sd.sd / 100)
+        x = math.log1p(value / 100) if value > -100 else math.nan
+        lo, hi = (math.log1p(-m / 100) if m < 100 else -math.inf), math.log1p(m / 100)
+    else:
+        se, x, lo, hi = math.hypot(g.se, sd.sd), value, -m, m
+    gap["p"] = _num(judge.normal_p(x, se))
+    gap["p_tost"] = _num(judge.normal_tost_p(x, se, lo, hi))
+    gap["process_sd"], gap["process_rule"] = sd.sd, sd.rule
+    return draws
 
 
 @dataclass
@@ -326,28 +382,38 @@ def _common_keys(runs: Sequence[SideRun], warnings: list[str], key: str
     return kept, len(seen - kept)
 
 
+def _first_turns(runs: Sequence[SideRun]) -> dict[str, int]:
+    """Each session's place in play order: the ``order`` of its first turn read."""
+    first_turn: dict[str, int] = {}
+    for r in runs:
+        for t in r.turns:
+            first_turn.setdefault(t.session_id, t.order)
+    return first_turn
+
+
 def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
              margins: dict[str, float], warnings: list[str],
              plan: vrealism.Planned | None = None) -> StratumDraft:
     """One stratum from its loaded runs."""
     kept, dropped = _common_keys(runs, warnings, key)
-    first_turn: dict[str, int] = {}
-    for r in runs:
-        for t in r.turns:
-            first_turn.setdefault(t.session_id, t.order)
+    first_turn = _first_turns(runs)
     order = sorted({s for s, _ in kept}, key=lambda s: (first_turn[s], s))
     index = {s: i for i, s in enumerate(order)}
-    d = Draws(len(order), bootstrap, key)
+    streams = int(runs[0].spec["concurrency"])
+    clusters = _clusters(order, first_turn, streams)
+    d = Draws(len(order), bootstrap, key, clusters)
     by = {(r.drafter, r.side): r for r in runs}
     analysed = {r.run_id: [t for t in r.turns if (t.session_id, t.turn) in kept] for r in runs}
     sums = {r.run_id: _sums(analysed[r.run_id], index) for r in runs}
     q = {r.run_id: _quantities(d, sums[r.run_id]) for r in runs}
+    infl = {r.run_id: _influences(sums[r.run_id]) for r in runs}
     none = {r.side: r for r in runs if r.drafter == "none"}
     for r in runs:  # the speedup of each drafter's side: no draft's E2E over the drafter's
         if r.drafter != "none" and r.side in none:
             n0, n1 = q[none[r.side].run_id]["e2e"], q[r.run_id]["e2e"]
             with np.errstate(divide="ignore", invalid="ignore"):
                 q[r.run_id]["speedup"] = (n0[0] / n1[0], n0[1] / n1[1])
+            infl[r.run_id]["speedup"] = infl[none[r.side].run_id]["e2e"] - infl[r.run_id]["e2e"]
     gaps: list[GapDraft] = []
     drafters = list(dict.fromkeys(r.drafter for r in sorted(runs, key=_drafter_rank)))
     for dr in drafters:
@@ -366,20 +432,23 @@ def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
                     continue
                 if quantity not in q[a.run_id] or quantity not in q[s.run_id]:
                     continue
-                gaps.append(_gap(d, a, side, quantity, q[a.run_id][quantity],
-                                 q[s.run_id][quantity], margins.get(quantity, math.nan),
-                                 floor=side == REAL_B))
+                g = _gap(d, a, side, quantity, q[a.run_id][quantity], q[s.run_id][quantity],
+                         margins.get(quantity, math.nan), floor=side == REAL_B)
+                se = _gap_se(quantity, (q[a.run_id][quantity][0], infl[a.run_id][quantity]),
+                             (q[s.run_id][quantity][0], infl[s.run_id][quantity]), clusters)
+                gaps.append(replace(g, stratum=key, streams=streams, se=se))
     servers = [_server(r, analysed[r.run_id], d, q[r.run_id], len(runs)) for r in
                sorted(runs, key=lambda r: (_drafter_rank(r), _side_rank(r.side)))]
     stratum = contract.Stratum(
         key=key, protocol=_protocol(runs, order, len(kept), dropped),
+        resample_unit="session" if clusters is None else "chunk",
+        n_clusters=len(order) if clusters is None else len(set(clusters)),
         servers=servers, gaps=[], floors=[],
         exact=[_exact(by[(dr, REAL_A)], by[(dr, REAL_B)]) for dr in drafters
                if dr != "none" and (dr, REAL_A) in by and (dr, REAL_B) in by],
         drift=[_drift(r, analysed[r.run_id], order) for r in
                sorted(runs, key=lambda r: (_drafter_rank(r), _side_rank(r.side)))
                if r.drafter != "none"])
-    streams = stratum["protocol"]["concurrency"]
     for e in stratum["exact"]:
         if not e["equal"]:
             why = ("two servers with identical histories should not" if streams == 1 else
@@ -389,6 +458,38 @@ def _stratum(key: str, runs: Sequence[SideRun], bootstrap: Bootstrap,
                             f"accepted differently on {e['n_differ']} of {e['n_turns']} turns "
                             f"({why})")
     return StratumDraft(stratum=stratum, gaps=gaps)
+
+
+def _influences(s: Sums) -> dict[str, FloatArray]:
+    """Each session's influence on the log of each quantity (:func:`_quantities`)."""
+    f = judge.log_ratio_influence
+    return {"e2e": f(s.e2e_ms, s.n), "tpot": f(s.tpot_ms, s.n_tpot),
+            "ttft": f(s.ttft_ms, s.n_ttft), "acceptance": f(s.accepted, s.drafted)}
+
+
+def _gap_se(quantity: str, real: tuple[float, FloatArray], side: tuple[float, FloatArray],
+            clusters: Sequence[int] | None) -> float:
+    """A gap's delta-method SE under the session (chunk) bootstrap: of its log (relative gaps)
+    or in points (acceptance, ``100 (A_side - A_real)``)."""
+    if quantity != "acceptance":
+        return judge.cluster_se(side[1] - real[1], clusters)
+    return judge.cluster_se(100 * (side[0] * side[1] - real[0] * real[1]), clusters)
+
+
+def _clusters(order: Sequence[str], first_turn: Mapping[str, int], streams: int
+              ) -> list[int] | None:
+    """At more than one stream, each analysed session's chunk (numbered from 0 over the chunks
+    analysed): the chunks of the sessions played, in play order
+    (:func:`artifact.analysis.realism_judge.chunks`); None at one stream (sessions resampled).
+
+    >>> _clusters(["b", "c", "d"], {"a": 0, "b": 1, "c": 2, "d": 3}, 2)
+    [0, 1, 1]
+    """
+    if streams <= 1:
+        return None
+    chunk = judge.chunks(sorted(first_turn, key=lambda s: (first_turn[s], s)), streams)
+    renum = {c: i for i, c in enumerate(dict.fromkeys(chunk[s] for s in order))}
+    return [renum[chunk[s]] for s in order]
 
 
 def _no_floor(key: str, drafter: str, plan: vrealism.Planned | None) -> str:
@@ -562,12 +663,13 @@ def _main_first(key: str, runs: Sequence[SideRun]) -> tuple[int, int, str]:
 
 def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
             groups: Sequence[str] = (), bootstrap: Bootstrap = BOOTSTRAP,
-            campaign: str = "", plans: Mapping[str, vrealism.Planned] | None = None
-            ) -> contract.Realism:
+            campaign: str = "", plans: Mapping[str, vrealism.Planned] | None = None,
+            process: contract.Process | None = None) -> contract.Realism:
     """The study from its loaded runs: one stratum per interleave group; ``groups``: the
     campaign's groups, those without runs listed as pending; ``plans``: what the campaign plans
     for each group (its protocol, its servers), against which each stratum's runs and turns are
-    checked (:func:`_screened`)."""
+    checked (:func:`_screened`); ``process``: the replicated stratum, whose components every
+    synthetic gap carries (:mod:`artifact.analysis.realism_judge`; None: sessions only)."""
     warnings: list[str] = []
     for r in runs:
         warnings += r.problems
@@ -598,26 +700,78 @@ def analyse(runs: Sequence[SideRun], margins: dict[str, float], *,
     drafts = [_stratum(k, by_group[k], bootstrap, margins, warnings, (plans or {}).get(k))
               for k in keys]
     family = [g for s in drafts for g in s.gaps if not g.floor]
-    adjusted = holm([g.gap["p"] if g.gap["p"] is not None else math.nan for g in family])
-    for g, ph in zip(family, adjusted, strict=True):
-        g.gap["p_holm"] = _num(ph)
-        if g.gap["verdict"] != "equivalent" and math.isfinite(ph) and ph < ALPHA:
-            g.gap["verdict"] = "differs"
+    mc = _judge_family(drafts, family, process, bootstrap)
     for s in drafts:
         s.stratum["gaps"] = [g.gap for g in s.gaps if not g.floor]
         s.stratum["floors"] = [g.gap for g in s.gaps if g.floor]
     counts = Counter(g.gap["verdict"] for g in family)
+    alone = Counter(g.gap["sessions_only"]["verdict"] for g in family)
     return contract.Realism(
         schema_version=contract.SCHEMA_VERSION, strata=[s.stratum for s in drafts],
         pending=[g for g in groups if g not in keys], echo=[], process=None,
-        verdicts=contract.Verdicts(n_gaps=len(family), equivalent=counts["equivalent"],
-                                   differs=counts["differs"],
-                                   cannot_tell=counts["cannot tell"]),
+        verdicts=contract.Verdicts(
+            n_gaps=len(family), equivalent=counts["equivalent"], differs=counts["differs"],
+            cannot_tell=counts["cannot tell"],
+            sessions_only=contract.VerdictCounts(equivalent=alone["equivalent"],
+                                                 differs=alone["differs"],
+                                                 cannot_tell=alone["cannot tell"])),
         parameters=contract.Parameters(
             bootstrap_resamples=bootstrap.resamples, bootstrap_seed=bootstrap.seed,
             confidence=bootstrap.confidence, equivalence_confidence=EQUIVALENCE_CONFIDENCE,
-            alpha=ALPHA, power=POWER, margins=dict(margins), campaign=campaign),
+            alpha=ALPHA, power=POWER, margins=dict(margins), campaign=campaign,
+            mc_se_p_max=mc[0], mc_se_interval_max=mc[1]),
         warnings=warnings)
+
+
+def _finite(x: float | None) -> float:
+    return math.nan if x is None else x
+
+
+def _judge_family(drafts: Sequence[StratumDraft], family: Sequence[GapDraft],
+                  process: contract.Process | None, bootstrap: Bootstrap
+                  ) -> tuple[float, float]:
+    """Every synthetic gap judged twice: by its sessions alone (take three's rule: equivalent
+    when its 90 % interval lies inside the margin, differs when its Holm-adjusted p is below
+    ``ALPHA``) and with the process spread (equivalent when its Holm-adjusted TOST p is below
+    ``ALPHA``, else differs by its Holm-adjusted p). Returns the largest Monte-Carlo standard
+    errors of a p and of an interval end (floors included)."""
+    floors = {(g.stratum, g.gap["drafter"]): g.gap["value"] for s in drafts for g in s.gaps
+              if g.floor and g.gap["quantity"] == "acceptance"}
+    n = len(family)
+    z_holm = float(_z(1 - ALPHA / (2 * max(n, 1))) + _z(POWER))
+    se_p, se_end = 0.0, 0.0
+    for g in family:
+        sd = judge.process_sd(process, drafter=g.gap["drafter"], quantity=g.gap["quantity"],
+                              streams=g.streams, floor_points=floors.get((g.stratum,
+                                                                          g.gap["drafter"])))
+        draws = _judge(g, sd, bootstrap)
+        se_end = max(se_end, judge.mc_se_ends(draws))
+        finite = draws[np.isfinite(draws)]
+        se = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
+        g.gap["mde_holm"] = _num(z_holm * se)
+    for s in drafts:
+        for g in s.gaps:
+            if g.floor:
+                se_end = max(se_end, judge.mc_se_ends(g.draws))
+    alone = holm([_finite(g.gap["sessions_only"]["p"]) for g in family])
+    p_holm = holm([_finite(g.gap["p"]) for g in family])
+    tost_holm = holm([_finite(g.gap["p_tost"]) for g in family])
+    for g, pa, ph, th in zip(family, alone, p_holm, tost_holm, strict=True):
+        so = g.gap["sessions_only"]
+        so["p_holm"] = _num(pa)
+        if so["verdict"] != "equivalent" and math.isfinite(pa) and pa < ALPHA:
+            so["verdict"] = "differs"
+        g.gap["p_holm"], g.gap["p_tost_holm"] = _num(ph), _num(th)
+        g.gap["verdict"] = ("equivalent" if math.isfinite(th) and th < ALPHA else
+                            "differs" if math.isfinite(ph) and ph < ALPHA else "cannot tell")
+        se_p = max(se_p, judge.mc_se_p(_finite(so["p"]), bootstrap.resamples, two_sided=True))
+    return se_p, se_end
+
+
+def _z(q: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(q))
 
 
 def take_two_echo(root: Path) -> list[contract.Echo]:
@@ -708,10 +862,7 @@ def process_study(root: Path, campaign_file: Path, warnings: list[str], *,
                         "not computable, written as null")
         return None
     kept, dropped = _common_keys(runs, warnings, key)
-    first_turn: dict[str, int] = {}
-    for r in runs:
-        for t in r.turns:
-            first_turn.setdefault(t.session_id, t.order)
+    first_turn = _first_turns(runs)
     order = sorted({s for s, _ in kept}, key=lambda s: (first_turn[s], s))
     servers = [process.session_means(r.run_id, r.drafter, r.side,
                                      [t for t in r.turns if (t.session_id, t.turn) in kept],
@@ -742,11 +893,12 @@ def build_realism(root: Path, *, campaign_file: Path = paths.REALISM_CAMPAIGN,
     camp = _campaign(campaign_file)
     margins, groups = _declared(camp, campaign_file)
     runs, warnings = load_runs(root, locks=locks)
+    proc = (None if process_root is None else
+            process_study(process_root, process_campaign, warnings, locks=locks))
     result = analyse(runs, margins, groups=groups, bootstrap=bootstrap,
                      campaign=paths.shown(campaign_file),
-                     plans=vrealism.planned(camp, paths.shown(campaign_file)))
-    result["process"] = (None if process_root is None else
-                         process_study(process_root, process_campaign, warnings, locks=locks))
+                     plans=vrealism.planned(camp, paths.shown(campaign_file)), process=proc)
+    result["process"] = proc
     result["echo"] = take_two_echo(root / "_superseded")
     if not result["echo"]:
         warnings.append(f"realism: echo: no drafted take-two run under "

@@ -3,12 +3,15 @@ written by ``doit realism``, read by its tables, figure, the manuscript and the 
 
 Every side of the design (REAL-A, REAL-B, each synthetic twin) ran on its own server, for each
 drafter; the servers of a stratum were measured together, turn by turn. Every interval is a
-percentile bootstrap over **sessions** (whole sessions resampled, one draw per stratum shared by
-every server, so every comparison is paired by session). Each gap of a synthetic side against
-REAL-A gets one verdict against the margin declared in the campaign file before measuring:
-*equivalent* (its 90 % interval inside the margin: two one-sided tests at 5 %), *differs* (its
-Holm-adjusted bootstrap p below 0.05 over the family of every synthetic gap of the study), or
-*cannot tell*.
+percentile bootstrap over **sessions** (whole sessions resampled; at more than one stream whole
+**chunks**, the sessions played together; one draw per stratum shared by every server, so every
+comparison is paired by session). Each gap of a synthetic side against REAL-A also carries the
+**process** spread measured by the replicated stratum (``process``): independent normal draws
+of that SD added to its bootstrap draws. It gets one verdict against the margin declared in the
+campaign file before measuring: *equivalent* (two one-sided tests, their p Holm-adjusted over
+the family of every synthetic gap, below 0.05), *differs* (its Holm-adjusted bootstrap p below
+0.05 over the same family), or *cannot tell*. The verdict by the sessions alone (take three's
+rule: no process spread, the equivalence uncorrected) is kept beside it.
 
 The prose of the schema is ``docs/realism-schema.md``; its field tables are generated from the
 classes below (``python -m artifact.contract``).
@@ -23,13 +26,14 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 QUANTITIES = ("speedup", "e2e", "tpot", "ttft", "acceptance")
 VERDICTS = ("equivalent", "differs", "cannot tell")
 
 
 class Interval(TypedDict):
-    """A value and its 95 % session-bootstrap interval."""
+    """A value and its 95 % session-bootstrap interval (chunks of sessions at more than one
+    stream)."""
 
     value: Annotated[float | None, "the point estimate; null when there is none (acceptance "
                      "of a server that drafted nothing)"]
@@ -81,6 +85,18 @@ class Server(TypedDict):
                                  "from the previous session)"]
 
 
+class GapSessions(TypedDict):
+    """A gap judged by its sessions alone (take three's rule)."""
+
+    ci95: Annotated[list[float | None], "95 % interval"]
+    ci90: Annotated[list[float | None], "90 % interval"]
+    p: Annotated[float | None, "two-sided bootstrap p of 'no gap'"]
+    p_holm: Annotated[float | None, "Holm-adjusted over the family (null for a floor)"]
+    mde: Annotated[float | None, "(z 0.975 + z 0.8) times the bootstrap standard error"]
+    verdict: Annotated[str, "equivalent (90 % interval inside the margin), differs (p_holm "
+                       "below 0.05) or cannot tell"]
+
+
 class Gap(TypedDict):
     """One side against REAL-A on one drafter's servers, in one quantity."""
 
@@ -94,17 +110,38 @@ class Gap(TypedDict):
                     "drafter's; latencies in ms; acceptance as a fraction)"]
     side_value: Annotated[Interval, "the quantity on the side"]
     value: Annotated[float | None, "the gap (null: a side without a value)"]
-    ci95: Annotated[list[float | None], "95 % interval of the gap"]
-    ci90: Annotated[list[float | None], "90 % interval (two one-sided tests at 5 %)"]
+    ci95: Annotated[list[float | None], "95 % interval of the gap, the process spread "
+                    "included (a floor: sessions only)"]
+    ci90: Annotated[list[float | None], "90 % interval, the process spread included (a floor: "
+                    "sessions only)"]
     margin: Annotated[float, "the declared margin, in the gap's unit"]
-    p: Annotated[float | None, "two-sided bootstrap p of 'no gap'"]
+    p: Annotated[float | None, "two-sided p of 'no gap', the process spread included: analytic "
+                 "(normal, the sessions' variance by the delta method plus the process's; a "
+                 "floor: the bootstrap's tail count)"]
     p_holm: Annotated[float | None, "Holm-adjusted over the study's family of synthetic gaps "
                       "(null for a floor)"]
-    mde: Annotated[float | None, "smallest gap the sessions detect: (z 0.975 + z 0.8) times "
-                   "the gap's bootstrap standard error (5 % two-sided, 80 % power, before the "
-                   "correction)"]
+    p_tost: Annotated[float | None, "p of the two one-sided tests of 'inside the margin' (the "
+                      "larger of the two), analytic like p (a floor: the larger tail count of "
+                      "the bootstrap beyond -margin and +margin)"]
+    p_tost_holm: Annotated[float | None, "p_tost Holm-adjusted over the family of synthetic "
+                           "gaps (null for a floor)"]
+    process_sd: Annotated[float | None, "SD of the normal process draws added to the gap's "
+                          "bootstrap draws, in the gap's unit (relative gaps: 100 log units); "
+                          "null for a floor (not adjusted)"]
+    process_rule: Annotated[str, "where process_sd comes from: measured, largest (of the "
+                            "measured drafters), exact (acceptance agrees exactly at one "
+                            "stream: 0), floor (|REAL-B - REAL-A| acceptance at more than one "
+                            "stream), none (no process study) or floor-not-adjusted"]
+    mde: Annotated[float | None, "smallest gap detected: (z 0.975 + z 0.8) times the gap's "
+                   "bootstrap standard error, the process spread included (5 % two-sided, "
+                   "80 % power, before the correction)"]
+    mde_holm: Annotated[float | None, "the same after the correction: (z(1 - 0.05 / (2 m)) + "
+                        "z 0.8) times the standard error, m the family's size (Holm's first "
+                        "step); null for a floor"]
     verdict: Annotated[str, "equivalent, differs or cannot tell (a floor: equivalent or "
                        "cannot tell, by its 90 % interval)"]
+    sessions_only: Annotated[GapSessions, "the same gap judged by take three's rule: sessions "
+                             "(chunks) alone, no process spread, the equivalence uncorrected"]
 
 
 class Drift(TypedDict):
@@ -178,6 +215,10 @@ class Stratum(TypedDict):
 
     key: Annotated[str, "the group's label in the campaign file"]
     protocol: Protocol
+    resample_unit: Annotated[str, "what the bootstrap resamples: 'session' (one stream) or "
+                             "'chunk' (the concurrency sessions played together, which share "
+                             "batches)"]
+    n_clusters: Annotated[int, "sessions or chunks resampled"]
     servers: list[Server]
     gaps: list[Gap]
     floors: Annotated[list[Gap], "REAL-B against REAL-A: the timing floor"]
@@ -239,19 +280,33 @@ class Parameters(TypedDict):
     margins: Annotated[dict[str, float], "declared in the campaign file, per quantity "
                        "(relative; acceptance in fractions, printed in points)"]
     campaign: Annotated[str, "the file that declared them"]
+    mc_se_p_max: Annotated[float, "the largest Monte-Carlo standard error of a take-three "
+                           "(sessions_only) bootstrap p (2 sqrt(t (1 - t) / resamples), t its "
+                           "tail); the verdicts' p and p_tost are analytic, free of the seed"]
+    mc_se_interval_max: Annotated[float, "the largest Monte-Carlo standard error of a gap's "
+                                  "interval end (95 % and 90 %), in the gap's unit, by batch "
+                                  "means over 20 batches of the resamples"]
 
 
-class Verdicts(TypedDict):
-    n_gaps: int
+class VerdictCounts(TypedDict):
     equivalent: int
     differs: int
     cannot_tell: int
 
 
+class Verdicts(TypedDict):
+    n_gaps: int
+    equivalent: Annotated[int, "the process spread carried, the equivalence Holm-corrected"]
+    differs: int
+    cannot_tell: int
+    sessions_only: Annotated[VerdictCounts, "by take three's rule (sessions alone, the "
+                             "equivalence uncorrected)"]
+
+
 class Realism(TypedDict):
     """The whole file."""
 
-    schema_version: Annotated[int, "5 (a reader refuses another)"]
+    schema_version: Annotated[int, "6 (a reader refuses another)"]
     strata: Annotated[list[Stratum], "main (one stream) first, then the others"]
     pending: Annotated[list[str], "interleave groups of the campaign file not yet measured"]
     echo: Annotated[list[Echo], "take two's echo: why every side now has its own server"]

@@ -154,6 +154,8 @@ def _stratum_variables(s: contract.Stratum) -> dict[str, Any]:
     gaps = {f"{g['drafter']}/{g['side']}/{g['quantity']}": g for g in s["gaps"]}
     cont = [v["contention"] for v in s["servers"] if v["contention"] is not None]
     mdes = [g["mde"] for g in s["gaps"] if g["quantity"] == "speedup" and g["mde"] is not None]
+    holm = [g["mde_holm"] for g in s["gaps"]
+            if g["quantity"] == "speedup" and g["mde_holm"] is not None]
     by_verdict: dict[str, list[contract.Gap]] = {v: [] for v in contract.VERDICTS}
     for g in s["gaps"]:
         by_verdict[g["verdict"]].append(g)
@@ -167,6 +169,9 @@ def _stratum_variables(s: contract.Stratum) -> dict[str, Any]:
         "exact": {e["drafter"]: e for e in s["exact"]},
         "drift": {f"{d['drafter']}/{d['side']}": d for d in s["drift"]},
         "mde_speedup_min": min(mdes, default=None), "mde_speedup_max": max(mdes, default=None),
+        # after the Holm correction over the family of gaps (issue 44)
+        "mde_holm_speedup_min": min(holm, default=None),
+        "mde_holm_speedup_max": max(holm, default=None),
         "contention_max": max((c["max"] for c in cont if c["max"] is not None), default=None),
         "contention_median_max": max((c["median"] for c in cont if c["median"] is not None),
                                      default=None),

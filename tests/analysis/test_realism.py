@@ -113,15 +113,26 @@ def test_verdicts_follow_the_declared_margins_and_holm(study: R.contract.Realism
     for st in study["strata"]:
         for g in st["gaps"]:
             n += 1
-            lo, hi = g["ci90"]
+            alpha = study["parameters"]["alpha"]
+            so = g["sessions_only"]  # take three's rule: the 90 % interval, uncorrected
+            lo, hi = so["ci90"]
             assert g["margin"] == pytest.approx(100 * margins[g["quantity"]])
             inside = lo is not None and hi is not None and -g["margin"] < lo and hi < g["margin"]
             if inside:
+                assert so["verdict"] == "equivalent"
+            elif so["p_holm"] is not None and so["p_holm"] < alpha:
+                assert so["verdict"] == "differs"
+            else:
+                assert so["verdict"] == "cannot tell"
+            # with the process spread: the equivalence Holm-corrected too
+            if g["p_tost_holm"] is not None and g["p_tost_holm"] < alpha:
                 assert g["verdict"] == "equivalent"
-            elif g["p_holm"] is not None and g["p_holm"] < study["parameters"]["alpha"]:
+            elif g["p_holm"] is not None and g["p_holm"] < alpha:
                 assert g["verdict"] == "differs"
             else:
                 assert g["verdict"] == "cannot tell"
+            if g["p_tost"] is not None:
+                assert g["p_tost_holm"] is not None and g["p_tost_holm"] >= g["p_tost"] - 1e-12
             if g["p"] is not None:
                 assert g["p_holm"] is not None and g["p_holm"] >= g["p"] - 1e-12
             if g["value"] is not None and g["ci95"][0] is not None:
@@ -129,6 +140,7 @@ def test_verdicts_follow_the_declared_margins_and_holm(study: R.contract.Realism
         assert all(f["p_holm"] is None for f in st["floors"])
     assert n == study["verdicts"]["n_gaps"] == sum(
         study["verdicts"][k] for k in ("equivalent", "differs", "cannot_tell"))
+    assert n == sum(study["verdicts"]["sessions_only"].values())
 
 
 def _copy(tmp_path: Path, *names: str) -> Path:

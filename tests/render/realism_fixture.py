@@ -1,5 +1,6 @@
 """The realism study's data for render tests: the committed realism runs, analysed with a small
-bootstrap (the numbers are real; only the intervals are drawn from fewer resamples)."""
+bootstrap (the numbers are real; only the intervals are drawn from fewer resamples), the
+replicated stratum's process components included."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from artifact.contract import realism as contract
 @cache
 def _build() -> str:
     return files.dumps_json(build_realism(paths.REALISM_RUNS,
-                                          bootstrap=Bootstrap(resamples=300, seed=3)))
+                                          bootstrap=Bootstrap(resamples=300, seed=3),
+                                          process_root=paths.PROCESS_RUNS))
 
 
 def build_realism_fixture() -> contract.Realism:

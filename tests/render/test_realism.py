@@ -59,3 +59,25 @@ def test_variables_index_gaps_by_drafter_side_and_quantity() -> None:
     assert sum(len(x) for x in main["by_verdict"].values()) == len(r["strata"][0]["gaps"])
     assert main["floors"]["none/e2e"]["side"] == "real-b"
     assert v["margins"]["speedup"] == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+def test_every_interval_column_names_its_level(fmt: str) -> None:
+    """The gaps' 90 % intervals printed beside the floors' and servers' 95 % ones: each
+    interval column says which."""
+    r = build_realism_fixture()
+    pct = "\\%" if fmt == "tex" else "%"
+    want = {"realism": (f"[90{pct}]", 5), "realism_floor": (f"[95{pct}]", 3),
+            "realism_servers": (f"[95{pct}]", 2)}
+    for name, (label, n) in want.items():
+        head = next(ln for ln in rrealism.render(r, name, fmt, paths.TEMPLATES).splitlines()
+                    if "Drafter" in ln)
+        assert head.count(label) == n, (name, head)
+
+
+def test_variables_carry_both_verdict_counts_and_the_corrected_detectable_gap() -> None:
+    r = build_realism_fixture()
+    v = rrealism.variables(r)
+    assert set(v["verdicts"]["sessions_only"]) == {"equivalent", "differs", "cannot_tell"}
+    main = v["strata"][v["order"][0]]
+    assert main["mde_holm_speedup_min"] > main["mde_speedup_min"]
