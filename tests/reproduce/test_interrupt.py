@@ -21,6 +21,7 @@ def _no_lock(*_: Any, **__: Any) -> Iterator[None]:
     yield
 
 
+@pytest.mark.usefixtures("prompts_without_a_model")
 def test_an_interrupt_while_measuring_is_one_line_naming_what_was_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

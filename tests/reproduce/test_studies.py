@@ -99,6 +99,7 @@ def _no_lock(*_: Any, **__: Any) -> Iterator[None]:
     # the command: the core campaign without --reference, which read experiments/runs
     ["--campaign", "experiments/campaigns/core.toml", "--runs", "q4_1-edit-*"],
 ])
+@pytest.mark.usefixtures("prompts_without_a_model")
 def test_the_core_dry_run_plans_with_no_other_flag(
         argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,6 +123,7 @@ def test_the_core_dry_run_plans_with_no_other_flag(
     assert eta and "30 prompts" in eta[0] and "~0:00" not in eta[0], err
 
 
+@pytest.mark.usefixtures("prompts_without_a_model")
 def test_a_reference_without_the_run_gives_no_eta_not_an_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
