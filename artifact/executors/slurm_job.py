@@ -94,8 +94,8 @@ def _check_starts(binary: Path, node: str) -> None:
 def _check_model(campaign: Campaign, key: str, node: str) -> None:
     m = campaign.models[key]
     if m.builtin is not None:
-        path = toolchain.model_path()
-        if not path.is_file() or toolchain.sha256_file(path) != toolchain.MODEL_SHA256:
+        path, sha = toolchain.builtin_file(m.builtin)
+        if not path.is_file() or toolchain.sha256_file(path) != sha:
             raise NodeError(f"node {node}: model {key}: the pinned GGUF is missing or differs "
                             f"at {path} (run `doit toolchain` where the nodes see it)")
     elif m.path is not None:

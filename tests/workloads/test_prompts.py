@@ -176,3 +176,34 @@ def test_streamed_array_decodes_what_msgspec_refuses_as_the_text_reader_does() -
     want = P.complete_json_objects(data.decode("utf-8", errors="replace"))
     assert len(want) == 3
     assert list(P.json_array_objects(io.BytesIO(data), block=3)) == want
+
+
+def test_gemma_sets_are_the_core_prompts_in_chatml(tmp_path: Path) -> None:
+    """Gemma's GGUF carries no chat template: its sets name ChatML, llama-server's fallback
+    (the text its /apply-template gives for this model), over the SmolLM2 study's prompts."""
+    recipes = P.load_recipes()
+    for gemma, smol in (("gemma-study", "study"), ("gemma-edit", "edit")):
+        assert recipes[gemma].template == "chatml" and recipes[smol].template == "gguf"
+        assert P.select_candidates(recipes[gemma]) == P.select_candidates(recipes[smol])
+    assert P.select_candidates(recipes["gemma-cost"]) == P.select_candidates(
+        recipes["edit-pilot"])
+    text = P.chat_template(tmp_path / "no.gguf", "chatml").render(
+        messages=[{"role": "user", "content": "Hi there"}], add_generation_prompt=True)
+    assert text == "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_a_template_a_recipe_cannot_name_is_one_line(tmp_path: Path) -> None:
+    f = tmp_path / "prompt_sets.toml"
+    f.write_text('[sets.x]\nseed = 1\ncode = 1\nmin_chars = 1\nmax_chars = 9\n'
+                 'template = "gemma"\n')
+    with pytest.raises(P.PromptSetError, match=r"sets.x.template: expected one of gguf, chatml"):
+        P.load_recipes(f)
+
+
+def test_a_model_without_a_template_names_the_recipe_key(tmp_path: Path) -> None:
+    model = tmp_path / "bare.gguf"
+    model.write_bytes(b"")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P, "string_metadata", lambda _p: {"general.name": "bare"})
+        with pytest.raises(P.PromptSetError, match='template = "chatml"'):
+            P.chat_template(model)
