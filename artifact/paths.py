@@ -41,10 +41,14 @@ REPRODUCTIONS = EXPERIMENTS / "reproductions"  # reruns of the study, beside the
 CORE_RUNS = EXPERIMENTS / "runs-core"
 # what the cost model predicted for each of its cells, committed before they were measured
 CORE_PREDICTIONS = EXPERIMENTS / "core-predictions.json"
+# Gemma 3 270M (issue 44): its calibration and study runs, and the predictions made from the
+# calibration alone before the study was measured
+GEMMA_RUNS = EXPERIMENTS / "runs-gemma"
+GEMMA_PREDICTIONS = EXPERIMENTS / "gemma-predictions.json"
 MEMORY_RUNS = EXPERIMENTS / "runs-memory"  # peak resident memory per configuration (issue 33)
 MEMORY = ANALYSIS / "memory.json"
 COMMITTED_RUNS = (RUNS, COST_RUNS, REALISM_RUNS, WORKLOAD_RUNS, CORE_RUNS, MEMORY_RUNS,
-                  PROCESS_RUNS)
+                  PROCESS_RUNS, GEMMA_RUNS)
 
 TEMPLATES = ROOT / "templates"
 MANUSCRIPT = ROOT / "manuscript"

@@ -42,11 +42,13 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from artifact import files, hostinfo, paths, records
+from artifact.analysis import core_control
+from artifact.analysis import core_verdicts as V
 from artifact.analysis.validate import core as screen_core
 from artifact.analysis.validate import predictions as screen_predictions
 from artifact.contract import core as contract
@@ -56,6 +58,24 @@ TARGETS, TASKS, DRAFTERS, CONTROL = (contract.TARGETS, contract.TASKS, contract.
                                      contract.CONTROL)
 DRAFTS = "spec_decode_num_drafts_total"
 ALPHA = 0.05
+holm = V.holm
+Posthoc = Mapping[tuple[str, str, str], dict[str, Any] | None]  # (target, task, drafter)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """A model family measured by the core study's design: the same tasks and drafter names."""
+
+    name: str  # its key in core.json (``family`` at the top, or under ``families``)
+    targets: tuple[str, ...]  # its target quantizations, in the campaign's order
+    runs: Path  # <target>-<task>-<drafter> run folders
+    predictions: Path  # committed before its study runs
+
+
+SMOLLM2 = Family(name="smollm2-135m", targets=TARGETS, runs=paths.CORE_RUNS,
+                 predictions=paths.CORE_PREDICTIONS)
+GEMMA = Family(name="gemma3-270m", targets=contract.GEMMA_TARGETS, runs=paths.GEMMA_RUNS,
+               predictions=paths.GEMMA_PREDICTIONS)
 
 
 @dataclass(frozen=True)
@@ -69,6 +89,7 @@ class Obs:
     accepted: int
     rounds: int
     text: str
+    round_pos: int | None = None  # its place in the interleave round (0 first)
 
 
 def read_run(run: Path, warnings: list[str]) -> tuple[list[Obs], int]:
@@ -78,7 +99,8 @@ def read_run(run: Path, warnings: list[str]) -> tuple[list[Obs], int]:
     rows, contended = screen_core.read(run, warnings)
     return [Obs(r.prompt_id, r.repeat, r.timings.predicted_ms / (r.timings.predicted_n - 1),
                 r.timings.draft_n or 0, r.timings.draft_n_accepted or 0,
-                int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []))
+                int((r.metrics_delta or {}).get(DRAFTS, 0)), "".join(r.event_text or []),
+                None if r.round_pos is None else int(r.round_pos))
             for r in rows], contended
 
 
@@ -124,22 +146,6 @@ def speedups(base: Mapping[str, float], run: Mapping[str, float]) -> dict[str, f
     return {p: base[p] / run[p] for p in sorted(base.keys() & run.keys())}
 
 
-def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
-    """Holm-adjusted p-values (step-down, monotone).
-
-    >>> holm({"a": 0.01, "b": 0.04, "c": 0.03})
-    {'a': 0.03, 'b': 0.06, 'c': 0.06}
-    """
-    order = sorted(pvalues, key=lambda k: pvalues[k])
-    m = len(order)
-    out: dict[str, float] = {}
-    running = 0.0
-    for i, k in enumerate(order):
-        running = max(running, min(1.0, (m - i) * pvalues[k]))
-        out[k] = round(running, 6)
-    return dict(sorted(out.items()))
-
-
 def _paired_p(a: Sequence[float], b: Sequence[float]) -> float:
     from scipy import stats
 
@@ -182,37 +188,73 @@ def _cell(obs: Sequence[Obs], base: Mapping[str, float]) -> dict[str, Any] | Non
             "passes_disagree": passes_disagree(obs)}
 
 
-def _judge(cell: dict[str, Any], p: Mapping[str, Any] | None) -> None:
-    """Set a cell's prediction and the verdicts on it (all null for the control)."""
+def _judge(cell: dict[str, Any], p: Mapping[str, Any] | None,
+           control: Mapping[str, Any] | None, new_prompts: int) -> None:
+    """Set a cell's prediction and the verdicts on it (all null for the control):
+    ``sign_verdict`` from the measured interval, ``sign_right`` from the point mean,
+    ``inside_weak``, the interval scores (the reference: no change, the group's control
+    interval) and the pilot that would have sufficed."""
     if p is None:
-        cell.update(predicted=None, sign_right=None, inside=None)
+        cell.update(predicted=None, sign_right=None, sign_verdict=None, inside_weak=None,
+                    interval_score=None, pilot_needed=None)
         return
-    m = cell["speedup"]["mean"]
+    s = cell["speedup"]
+    m = s["mean"]
     cell["predicted"] = {k: p[k] for k in ("predicted", "lo", "hi", "sign")}
     cell["sign_right"] = (m > 1) == (p["predicted"] > 1)
-    cell["inside"] = p["lo"] <= m <= p["hi"]
+    cell["sign_verdict"] = V.sign_verdict(s["lo"], s["hi"], p["sign"])
+    cell["inside_weak"] = p["lo"] <= m <= p["hi"]
+    ref = (None if control is None or control["lo"] is None or control["hi"] is None else
+           round(V.interval_score(control["lo"], control["hi"], m), 4))
+    cell["interval_score"] = {"prediction": round(V.interval_score(p["lo"], p["hi"], m), 4),
+                              "reference": ref}
+    per, n = p.get("per_prompt"), p.get("n_pilot_prompts")
+    cell["pilot_needed"] = (
+        {"n_pilot": None, "why": "the predictions file gives no per-prompt pilot predictions",
+         "var_boot": None, "s": None, "floor_half": None, "distance_to_1": None}
+        if per is None or n is None else
+        V.pilot_needed(p["predicted"], p["lo"], p["hi"], list(per.values()), n, new_prompts))
 
 
-def _rank(given: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, float], list[str]]:
-    """Holm-adjusted pairwise p-values of a group's computable drafter cells, and the pairs they
-    separate."""
-    cells = {d: c for d, c in given.items() if c is not None}
+def _raw_pvalues(cells: Mapping[str, Mapping[str, Any] | None]) -> dict[str, float]:
+    """Paired t-test p over prompts of every pair of a group's computable drafter cells."""
+    ok = {d: c for d, c in cells.items() if c is not None}
     pvals = {}
     for i, a in enumerate(DRAFTERS):
         for b in DRAFTERS[i + 1:]:
-            if a in cells and b in cells:
-                ua, ub = cells[a]["per_prompt"], cells[b]["per_prompt"]
+            if a in ok and b in ok:
+                ua, ub = ok[a]["per_prompt"], ok[b]["per_prompt"]
                 common = sorted(ua.keys() & ub.keys())
-                pvals[f"{a} vs {b}"] = _paired_p([ua[p] for p in common],
-                                                 [ub[p] for p in common])
-    adj = holm(pvals) if pvals else {}
+                pvals[f"{a} vs {b}"] = round(_paired_p([ua[p] for p in common],
+                                                       [ub[p] for p in common]), 6)
+    return dict(sorted(pvals.items()))
+
+
+def _separated(cells: Mapping[str, Mapping[str, Any] | None],
+               adjusted: Mapping[str, float]) -> list[str]:
+    """'a > b' for each pair whose adjusted p is below 0.05, the faster first."""
     order = []
-    for pair, padj in adj.items():
+    for pair, padj in adjusted.items():
         if padj < ALPHA:
             a, b = pair.split(" vs ")
-            ma, mb = cells[a]["speedup"]["mean"], cells[b]["speedup"]["mean"]
+            ca, cb = cells[a], cells[b]
+            assert ca is not None and cb is not None  # a pair is of computable cells
+            ma, mb = ca["speedup"]["mean"], cb["speedup"]["mean"]
             order.append(f"{a} > {b}" if ma > mb else f"{b} > {a}")
-    return adj, order
+    return order
+
+
+def _pairs(g: str, none: Sequence[Obs], ctrl: Sequence[Obs]) -> list[core_control.Pair]:
+    """Each (prompt, pass) of a group measured quietly by both no-draft runs, with places."""
+    first = {(o.prompt, o.repeat): o for o in reversed(none)}
+    out = []
+    for o in ctrl:
+        n = first.get((o.prompt, o.repeat))
+        if n is not None and o.round_pos is not None and n.round_pos is not None:
+            out.append(core_control.Pair(g, f"{o.prompt}#{o.repeat}",
+                                         n.ms_per_token / o.ms_per_token, o.round_pos,
+                                         n.round_pos))
+    return out
 
 
 def machine_of(run: Path, dates: set[str], starts: list[tuple[str, str]] | None = None) -> str:
@@ -239,21 +281,38 @@ def _not_computable(g: str, d: str, obs: Sequence[Obs], base: Mapping[str, float
     return f"group {g}: cell {d}: not computable, written as null: {why}"
 
 
-def build(root: Path = paths.CORE_RUNS,
-          predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
-    """Every measured (target, task): its cells, control, rankings and predictions, checked
-    against the contract (:mod:`artifact.contract.core`)."""
-    pred, meta = screen_predictions.read(predictions)
+@dataclass
+class _Seen:
+    """What every family's runs add to the whole file."""
+
+    machines: set[str] = field(default_factory=set)
+    dates: set[str] = field(default_factory=set)
+    same_text: int = 0
+    prompts_read: int = 0
+
+
+def measured_groups(family: Family, root: Path) -> list[str]:
+    """The family's (target, task) groups whose no-draft run has results under ``root``."""
+    return [f"{t}-{k}" for t in family.targets for k in TASKS
+            if (root / f"{t}-{k}-none" / records.RESULTS).is_file()]
+
+
+def study(family: Family, root: Path, predictions: Path, seen: _Seen, warnings: list[str],
+          posthoc: Posthoc | None = None) -> dict[str, Any]:
+    """One model family's groups, cells and verdicts (the fields of
+    :class:`artifact.contract.core.Study`); its warnings are added to ``warnings``."""
+    pred, meta = screen_predictions.read(predictions, targets=family.targets)
+    new_prompts = screen_predictions.new_prompts(predictions) if meta is not None else 0
     groups: list[dict[str, Any]] = []
     left_out: dict[str, int] = {}
-    warnings: list[str] = []
-    machines: set[str] = set()
-    dates: set[str] = set()
     starts: list[tuple[str, str]] = []
-    same_text = prompts_read = 0
+    raw: dict[str, dict[str, float]] = {}
+    pairs: list[core_control.Pair] = []
+    control_ups: dict[str, dict[str, float]] = {}
+    control_means: dict[str, float] = {}
     if meta is None:
         warnings.append(f"{paths.shown(predictions)}: no predictions file: cells are not judged")
-    for target in TARGETS:
+    for target in family.targets:
         for task in TASKS:
             g = f"{target}-{task}"
             if not (root / f"{g}-none" / records.RESULTS).is_file():
@@ -264,64 +323,110 @@ def build(root: Path = paths.CORE_RUNS,
                 path = root / f"{g}-{d}"
                 if (path / records.RESULTS).is_file():
                     runs[d], busy = read_run(path, warnings)
-                    machines.add(machine_of(path, dates, starts))
+                    seen.machines.add(machine_of(path, seen.dates, starts))
                     if busy:
                         left_out[f"{g}-{d}"] = busy
-                    same_text += screen_core.differing(
+                    seen.same_text += screen_core.differing(
                         ((o.prompt, o.repeat, o.text) for o in runs[d]), path.name, warnings)
-                    prompts_read += len({o.prompt for o in runs[d]})
+                    seen.prompts_read += len({o.prompt for o in runs[d]})
                 else:
                     warnings.append(f"group {g}: run {g}-{d} has no results; run skipped")
             base = per_prompt_ms(runs["none"])
             cells: dict[str, dict[str, Any] | None] = {}
+            ctrl = _cell(runs[CONTROL], base) if CONTROL in runs else None
+            if ctrl is not None:
+                control_ups[g] = ctrl["per_prompt"]
+                control_means[g] = ctrl["speedup"]["mean"]
+                pairs.extend(_pairs(g, runs["none"], runs[CONTROL]))
             for d in (CONTROL, *DRAFTERS):
                 if d in runs:
-                    cell = cells[d] = _cell(runs[d], base)
+                    cell = cells[d] = ctrl if d == CONTROL else _cell(runs[d], base)
                     if cell is None:
                         warnings.append(_not_computable(g, d, runs[d], base))
                         continue
-                    _judge(cell, pred.get((target, task, d)) if d != CONTROL else None)
-            adj, order = _rank(cells)
+                    key = (target, task, d)
+                    _judge(cell, pred.get(key) if d != CONTROL else None,
+                           None if ctrl is None else ctrl["speedup"], new_prompts)
+                    cell["posthoc"] = (posthoc.get(key) if posthoc is not None
+                                       and d != CONTROL else None)
+            raw[g] = _raw_pvalues(cells)
             groups.append({"target": target, "task": task, "none_passes_disagree":
                            passes_disagree(runs["none"]), "none_requests": len(runs["none"]),
-                           "cells": cells,
-                           "holm": adj, "separated": order})
-    judged = [c for g in groups for c in g["cells"].values()
+                           "cells": cells, "p_raw": raw[g]})
+    adjusted = V.study_holm(raw)
+    for gr in groups:
+        gr["p_holm"] = adjusted[f"{gr['target']}-{gr['task']}"]
+        gr["separated"] = _separated(gr["cells"], gr["p_holm"])
+    judged = [(d, c) for gr in groups for d, c in gr["cells"].items()
               if c is not None and c["sign_right"] is not None]
     if meta is not None and (late := screen_predictions.made_after(meta, starts)) is not None:
         warnings.append(late)
-    doc = {"schema_version": contract.SCHEMA_VERSION, "groups": groups,
-           "left_out_contended": left_out, "machines": sorted(machines), "dates": sorted(dates),
-           "signs_right": sum(1 for c in judged if c["sign_right"]),
-           "signs_judged": len(judged), "inside": sum(1 for c in judged if c["inside"]),
-           "prompts_same_text": same_text, "prompts_read": prompts_read,
-           "predictions": meta, "warnings": sorted(warnings)}
+    scored = [(d, c["interval_score"]["prediction"], c["interval_score"]["reference"])
+              for d, c in judged if c["interval_score"]["reference"] is not None]
+    return {"groups": groups, "left_out_contended": left_out,
+            "signs_right": sum(1 for _, c in judged if c["sign_right"]),
+            "signs_judged": len(judged),
+            "sign_verdicts": V.tally((d, c["sign_verdict"]) for d, c in judged),
+            "holm_tests": sum(len(v) for v in raw.values()),
+            "inside_weak": sum(1 for _, c in judged if c["inside_weak"]),
+            "interval_scores": V.mean_scores(scored),
+            "control": (core_control.control(control_ups, control_means, pairs)
+                        if control_means else None),
+            "predictions": meta}
+
+
+def build(root: Path = paths.CORE_RUNS, predictions: Path = paths.CORE_PREDICTIONS, *,
+          family: Family | None = None, others: Sequence[Family] | None = None,
+          posthoc: Posthoc | None = None) -> contract.Core:
+    """Every measured (target, task) of ``family`` (SmolLM2 by default; runs under ``root``,
+    predictions ``predictions``) at the top of the file, and of each family of ``others``
+    (default: Gemma 3 270M) whose runs folder holds a measured group, under ``families``;
+    checked against the contract (:mod:`artifact.contract.core`). ``posthoc``: by (target,
+    task, drafter) of ``family``, a post-hoc prediction stored in the cell as ``posthoc``."""
+    family = family or SMOLLM2
+    seen = _Seen()
+    warnings: list[str] = []
+    top = study(family, root, predictions, seen, warnings, posthoc)
+    more: dict[str, Any] = {}
+    for fam in (GEMMA,) if others is None else others:
+        if fam.name == family.name or not measured_groups(fam, fam.runs):
+            continue  # not measured yet: nothing emitted, nothing warned
+        said: list[str] = []
+        more[fam.name] = study(fam, fam.runs, fam.predictions, seen, said)
+        warnings.extend(f"{fam.name}: {w}" for w in said)
+    doc = {"schema_version": contract.SCHEMA_VERSION, "family": family.name, **top,
+           "families": more, "machines": sorted(seen.machines), "dates": sorted(seen.dates),
+           "prompts_same_text": seen.same_text, "prompts_read": seen.prompts_read,
+           "warnings": sorted(warnings)}
     return contract.validate(doc, source=paths.shown(root), error=AnalysisError)
 
 
-def write(root: Path, out: Path, predictions: Path = paths.CORE_PREDICTIONS) -> contract.Core:
+def write(root: Path, out: Path, predictions: Path = paths.CORE_PREDICTIONS, *,
+          posthoc: Posthoc | None = None) -> contract.Core:
     """Build ``core.json`` from the runs under ``root`` and write it atomically."""
-    doc = build(root, predictions)
+    doc = build(root, predictions, posthoc=posthoc)
     files.write_json(out, doc)
     return doc
 
 
-def lines(doc: Mapping[str, Any]) -> list[str]:
-    """One line per measured cell: speedup [interval] over prompts, prediction, acceptance."""
+def _study_lines(doc: Mapping[str, Any]) -> list[str]:
     out = []
     for g in doc["groups"]:
         for d, c in g["cells"].items():
             if c is None:
-                out.append(f"{g['target']:5s} {g['task']:6s} {d:14s} not computable")
+                out.append(f"{g['target']:6s} {g['task']:6s} {d:14s} not computable")
                 continue
             s = c["speedup"]
             p = c.get("predicted")
             iv = f"[{s['lo']:.3f}, {s['hi']:.3f}]" if s["lo"] is not None else "[-]"
-            out.append(f"{g['target']:5s} {g['task']:6s} {d:14s} {s['mean']:.3f} {iv} "
+            out.append(f"{g['target']:6s} {g['task']:6s} {d:14s} {s['mean']:.3f} {iv} "
                        f"n={s['n']:2d} passes={len(c['repeats'])}"
                        + (f"  predicted {p['predicted']:.3f} [{p['lo']:.3f}, {p['hi']:.3f}]"
-                          f" sign {'right' if c['sign_right'] else 'WRONG'}"
-                          f"{'' if c['inside'] else ', outside'}" if p else "")
+                          f" sign {c['sign_verdict']}"
+                          f" (point {'right' if c['sign_right'] else 'WRONG'})"
+                          f" score {c['interval_score']['prediction']:.3f}"
+                          f" vs {c['interval_score']['reference']}"
+                          f" pilot {c['pilot_needed']['n_pilot']}" if p else "")
                        + (f"  alpha {c['acceptance']:.3f} tau {c['tokens_per_round']:.2f}"
                           if c["acceptance"] is not None else "")
                        + (f"  undrafted {c['undrafted']['mean']:.3f} (n={c['undrafted']['n']})"
@@ -329,9 +434,33 @@ def lines(doc: Mapping[str, Any]) -> list[str]:
                        + (f"  passes differ on {c['passes_disagree']}"
                           if c["passes_disagree"] else ""))
         if g["separated"]:
-            out.append(f"      separated after Holm: {'; '.join(g['separated'])}")
-    out.append(f"signs right: {doc['signs_right']} of {doc['signs_judged']}; inside the "
-               f"prediction interval: {doc['inside']}")
+            out.append(f"       separated after Holm over the study's {doc['holm_tests']} tests: "
+                       f"{'; '.join(g['separated'])}")
+    for fam, t in doc["sign_verdicts"].items():
+        sc = doc["interval_scores"][fam]
+        out.append(f"{fam}: signs right {t['right']}, wrong {t['wrong']}, undecided "
+                   f"{t['undecided']}; interval score {sc['prediction']} against the control's "
+                   f"{sc['reference']} ({sc['better']} better)")
+    out.append(f"signs right by the point mean: {doc['signs_right']} of {doc['signs_judged']}; "
+               f"inside the prediction interval (weak): {doc['inside_weak']}")
+    if (c := doc["control"]) is not None:
+        po, o, pl = c["pooled"], c["order"], c["place"]
+        out.append(f"control: pooled {po['mean']} [{po['lo']}, {po['hi']}] over {po['n']} "
+                   f"prompts (p vs 1 {po['p_vs_1']}); groups above 1: "
+                   f"{c['sign_test']['above']} of {c['sign_test']['n']} "
+                   f"(p {c['sign_test']['p']}); order: first {o['control_first']['mean']} "
+                   f"after {o['control_after']['mean']} (p {o['p']}); place slope "
+                   f"{pl['slope']} (p {pl['p']})")
+    return out
+
+
+def lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per measured cell: speedup [interval] over prompts, prediction and its verdicts,
+    acceptance; then the tallies, the control, each other family, the warnings."""
+    out = _study_lines(doc)
+    for name, sub in doc["families"].items():
+        out.append(f"--- {name}")
+        out.extend(_study_lines(sub))
     out.extend(f"warning: {w}" for w in doc["warnings"])
     return out
 

@@ -34,6 +34,23 @@ cost requests, and ``s`` the sd of the per-prompt predictions. A cell is predict
 point is above 1; the interval says whether the campaign can tell. The file is checked by the
 rules the core analysis reads it with (:mod:`artifact.analysis.validate.predictions`) before it
 is written.
+
+**Cost model v3** (issue 44, item 2) adds the price of the n-gram lookup, which v2 took as free:
+``L``, ms per decode step, measured by :mod:`artifact.analysis.lookup` on the drafter's undrafted
+prompts (where each step yields one token, so their extra ms per token is a price per step).
+Every step of an n-gram drafter pays it, a plain step and a verification round alike:
+
+    T = U·c1 + a·D + b·(G + D) + L·(U + D)          (n-gram drafters)
+
+The verification of k tokens is still the line: a round that drafted g ≤ k tokens verifies
+``w = g + 1`` and costs ``a + b·w``; k enters only through the pilot's G and D (how many tokens
+each round carried), so a drafter at k = 16 is priced by the widths it actually drafted. The
+bootstrap resamples the lookup's prompts with the rest. v3 predicts a family from its own
+calibration (``--family``, :data:`FAMILIES`; its lookup from its pilots' undrafted prompts, each
+cell also predicted within the looping and the not-looping pilot prompts,
+:mod:`artifact.analysis.loops`), and re-predicts the committed core cells after the fact
+(:func:`posthoc_cells`, lookup from the core runs: labelled post-hoc, never replacing the
+committed predictions). The committed v2 file is what :func:`build` with ``model="v2"`` gives.
 """
 
 from __future__ import annotations
@@ -51,8 +68,10 @@ from pathlib import Path
 from typing import Any
 
 from artifact import files, paths, records
+from artifact.analysis import lookup, loops
 from artifact.analysis.validate import predictions as screen_predictions
 from artifact.errors import AnalysisError, cli
+from artifact.workloads import PromptSetError, ensure_prompt_set
 
 SCHEMA = 1
 OUT = paths.CORE_PREDICTIONS
@@ -63,6 +82,34 @@ NEW_PROMPTS = 30  # prompts per task in the campaign
 BOOT = 2000
 SEED = 29
 DRAFTS = "spec_decode_num_drafts_total"
+MODEL_DRAFTER = "draft-q2k"  # the drafter whose rounds run a draft model (priced by q)
+POSTHOC_NOTE = ("computed after the core runs, with the lookup priced from their undrafted "
+                "prompts; beside the committed predictions, never replacing them")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """A model family's calibration: its runs' names and where its predictions go."""
+
+    name: str
+    targets: tuple[str, ...]  # the target quantizations, as named in the runs
+    pilot_target: str  # the target the pilot runs ran on
+    ks: tuple[int, ...] | None  # the synthetic-round k's; None: every cost-<target>-k<k> present
+    runs: Path
+    out: Path
+    model: str  # cost model: "v2" (the committed SmolLM2 predictions) or "v3"
+    calibration: str  # the campaign file that measures its calibration runs
+    tasks: tuple[str, ...] = TASKS
+    drafters: tuple[str, ...] = DRAFTERS
+
+
+SMOLLM2 = Family(name="smollm2", targets=TARGETS, pilot_target="q4_1",
+                 ks=(1, 2, 3, 4, 8, 16, 32, 64), runs=paths.CORE_RUNS, out=OUT, model="v2",
+                 calibration="experiments/campaigns/core-calibration.toml")
+GEMMA3 = Family(name="gemma3", targets=("q4_k_m", "q8_0", "f16"), pilot_target="q4_k_m",
+                ks=None, runs=paths.GEMMA_RUNS, out=paths.GEMMA_PREDICTIONS, model="v3",
+                calibration="experiments/campaigns/gemma-calibration.toml")
+FAMILIES = {f.name: f for f in (SMOLLM2, GEMMA3)}
 
 
 @dataclass(frozen=True)
@@ -151,10 +198,23 @@ def fit_cost(none: Sequence[Req], rounds: Sequence[Req], draft: Sequence[Req]) -
     return Cost(c1, a, b, q)
 
 
-def speedup(r: Req, cost: Cost, *, model_draft: bool) -> float:
-    """Predicted ``T0 / T`` of one pilot request on a target of cost ``cost``."""
+def speedup(r: Req, cost: Cost, *, model_draft: bool, lookup_ms: float = 0.0) -> float:
+    """Predicted ``T0 / T`` of one pilot request on a target of cost ``cost``; ``lookup_ms``
+    (v3) is paid on every decode step, plain or verifying (v2: 0).
+
+    >>> c = Cost(c1=10.0, a=6.0, b=1.0, q=7.0)
+    >>> r = Req("p", 101, 0.0, 80, 60, 10)  # U = 100 - 60 - 10 = 30 plain steps, 10 rounds
+    >>> round(speedup(r, c, model_draft=False), 4)  # 1000 / (300 + 6·10 + 1·90)
+    2.2222
+    >>> round(speedup(r, c, model_draft=False, lookup_ms=1.0), 4)  # + 1 ms for each of 40 steps
+    2.0408
+    >>> round(speedup(Req("u", 101, 0.0, 0, 0, 0), c, model_draft=False, lookup_ms=0.5), 4)
+    0.9524
+    """
     t0 = (r.n - 1) * cost.c1
     t = r.plain * cost.c1 + cost.verify(r.g, r.d) + (r.d * cost.q if model_draft else 0.0)
+    if lookup_ms:
+        t += lookup_ms * (r.plain + r.d)
     return t0 / t
 
 
@@ -164,18 +224,37 @@ def _t975(df: int) -> float:
     return t_quantile(0.975, df)
 
 
+def _resampled_cost(cost_rows: tuple[Sequence[Req], Sequence[Req], Sequence[Req]],
+                    rng: random.Random) -> Cost:
+    """The costs fitted on one bootstrap draw of the cost requests; a draw whose rounds do not
+    span two widths (few k's, few requests) has no line and is drawn again (the committed v2
+    draws never met one, so they are unchanged)."""
+    none, rounds, draft = cost_rows
+    while True:
+        try:
+            return fit_cost([rng.choice(none) for _ in none], [rng.choice(rounds) for _ in rounds],
+                            [rng.choice(draft) for _ in draft])
+        except AnalysisError:
+            continue
+
+
 def predict_cell(pilot: Sequence[Req], cost_rows: tuple[Sequence[Req], Sequence[Req],
                  Sequence[Req]], cost: Cost, *, model_draft: bool,
-                 rng: random.Random) -> dict[str, Any]:
-    per = [speedup(r, cost, model_draft=model_draft) for r in pilot]
+                 rng: random.Random, lookup_extras: Sequence[float] = ()) -> dict[str, Any]:
+    """A cell's prediction over the pilot prompts and its interval for the campaign's new
+    prompts; ``lookup_extras`` (v3): the lookup's per-prompt prices, their mean paid per step
+    and resampled with the rest (empty: v2, no lookup and the same draws as before)."""
+    price = statistics.fmean(lookup_extras) if lookup_extras else 0.0
+    per = [speedup(r, cost, model_draft=model_draft, lookup_ms=price) for r in pilot]
     mean = statistics.fmean(per)
     boots = []
-    none, rounds, draft = cost_rows
     for _ in range(BOOT):
-        c = fit_cost([rng.choice(none) for _ in none], [rng.choice(rounds) for _ in rounds],
-                     [rng.choice(draft) for _ in draft])
+        c = _resampled_cost(cost_rows, rng)
         ps = [rng.choice(pilot) for _ in pilot]
-        boots.append(statistics.fmean(speedup(r, c, model_draft=model_draft) for r in ps))
+        lk = (statistics.fmean(rng.choice(lookup_extras) for _ in lookup_extras)
+              if lookup_extras else 0.0)
+        boots.append(statistics.fmean(speedup(r, c, model_draft=model_draft, lookup_ms=lk)
+                                      for r in ps))
     var = statistics.variance(boots)
     s = statistics.stdev(per) if len(per) > 1 else 0.0
     half = _t975(len(per) - 1) * math.sqrt(var + s * s / NEW_PROMPTS)
@@ -198,15 +277,106 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build(root: Path) -> dict[str, Any]:
+def _ks_present(root: Path, target: str) -> tuple[int, ...]:
+    """The synthetic-round k's measured on ``target``: every ``cost-<target>-k<k>`` with results.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for k in (16, 2, 8):
+    ...     (d / f"cost-t-k{k}").mkdir(); _ = (d / f"cost-t-k{k}" / "results.jsonl").write_text("")
+    >>> (d / "cost-t-kx").mkdir()
+    >>> _ks_present(d, "t")
+    (2, 8, 16)
+    """
+    pre = f"cost-{target}-k"
+    ks = sorted(int(p.name[len(pre):]) for p in root.glob(f"{pre}*")
+                if p.name[len(pre):].isdigit() and (p / records.RESULTS).is_file())
+    if len(ks) < 2:
+        raise AnalysisError(f"{paths.shown(root)}: runs {pre}<k>: expected synthetic rounds at "
+                            f"two widths at least (the verification line), found {len(ks)}")
+    return tuple(ks)
+
+
+def _prompt_texts(run: Path, warnings: list[str]) -> dict[str, str] | None:
+    """The prompt texts of a run's prompt set (``config.json`` ``spec.prompt_set``), or None,
+    named in ``warnings``, when the set is not drawn here (copy shares are then not measured)."""
+    try:
+        spec = records.read_json(run / records.CONFIG).get("spec")
+    except records.RecordError as err:
+        raise AnalysisError(str(err)) from err
+    name = spec.get("prompt_set") if isinstance(spec, dict) else None
+    if not isinstance(name, str):
+        raise AnalysisError(f"{paths.shown(run / records.CONFIG)}: spec.prompt_set: expected "
+                            "the name of the run's prompt set")
+    try:
+        prompts, _ = ensure_prompt_set(name, None)
+    except PromptSetError as err:
+        warnings.append(f"{paths.shown(run)}: copy shares not measured: {err}")
+        return None
+    return {p.id: p.text for p in prompts}
+
+
+def _stratum(pilot: Sequence[Req], rows: tuple[Sequence[Req], Sequence[Req], Sequence[Req]],
+             cost: Cost, *, model_draft: bool, rng: random.Random,
+             extras: Sequence[float]) -> dict[str, Any]:
+    """A cell's prediction within one stratum of pilot prompts (a point alone below two)."""
+    if len(pilot) >= 2:
+        cell = predict_cell(pilot, rows, cost, model_draft=model_draft, rng=rng,
+                            lookup_extras=extras)
+        return {k: cell[k] for k in ("predicted", "lo", "hi", "sign", "n_pilot_prompts")}
+    if not pilot:
+        return {"predicted": None, "lo": None, "hi": None, "sign": None, "n_pilot_prompts": 0}
+    price = statistics.fmean(extras) if extras else 0.0
+    x = round(speedup(pilot[0], cost, model_draft=model_draft, lookup_ms=price), 4)
+    return {"predicted": x, "lo": None, "hi": None, "sign": "pays" if x > 1 else "loses",
+            "n_pilot_prompts": 1}
+
+
+def _price_doc(p: lookup.Price | None, source: str) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"ms_per_step": round(p.ms, 4), "lo": None if p.lo is None else round(p.lo, 4),
+            "hi": None if p.hi is None else round(p.hi, 4), "n_prompts": p.n, "from": source}
+
+
+def _lookups(root: Path, family: Family,
+             warnings: list[str]) -> dict[str, tuple[tuple[float, ...], dict[str, Any]]]:
+    """Each n-gram drafter's lookup price from the family's pilots (both tasks' undrafted
+    prompts); a drafter with none takes the price pooled over the n-gram drafters, and says so."""
+    out: dict[str, tuple[tuple[float, ...], dict[str, Any]]] = {}
+    ngram = [d for d in family.drafters if d != MODEL_DRAFTER]
+    for d in ngram:
+        p = lookup.price(((root / f"pilot-{t}-{d}", root / f"pilot-{t}-none")
+                          for t in family.tasks), warnings)
+        if p is not None:
+            out[d] = (p.extras, _price_doc(p, "its pilots' undrafted prompts") or {})
+    if not out:
+        raise AnalysisError(f"{paths.shown(root)}: pilot-<task>-<drafter>: no n-gram drafter "
+                            "left a pilot prompt undrafted: the lookup cannot be priced")
+    pooled = tuple(x for extras, _ in out.values() for x in extras)
+    for d in ngram:
+        if d not in out:
+            warnings.append(f"{paths.shown(root)}: pilot-<task>-{d}: every pilot prompt drafted; "
+                            "its lookup priced as the n-gram drafters' pooled price")
+            out[d] = (pooled, _price_doc(lookup.price_of(pooled),
+                                         "the n-gram drafters' pooled undrafted prompts") or {})
+    return out
+
+
+def build(root: Path, family: Family = SMOLLM2, *, model: str | None = None) -> dict[str, Any]:
+    """The family's predictions from its calibration runs under ``root`` (cost model
+    ``model``, by default the family's own: v2 for SmolLM2, as committed; v3 for Gemma)."""
+    model = model or family.model
+    v3 = model == "v3"
     used: dict[str, str] = {}
     left_out: dict[str, int] = {}
+    warnings: list[str] = []
 
     def load(run_id: str) -> list[Req]:
         run = root / run_id
         if not (run / records.RESULTS).is_file():
             raise AnalysisError(f"{paths.shown(run)}: no results; measure "
-                                "experiments/campaigns/core-calibration.toml first")
+                                f"{family.calibration} first")
         rows, busy = _requests(run)
         used[run_id] = _sha(run / records.RESULTS)
         if busy:
@@ -218,9 +388,9 @@ def build(root: Path) -> dict[str, Any]:
     rng = random.Random(SEED)
     costs: dict[str, Any] = {}
     fits: dict[str, tuple[Cost, tuple[list[Req], list[Req], list[Req]]]] = {}
-    for t in TARGETS:
+    for t in family.targets:
         none = load(f"cost-{t}-none")
-        ks = (1, 2, 3, 4, 8, 16, 32, 64)
+        ks = family.ks or _ks_present(root, t)
         by_k = {k: load(f"cost-{t}-k{k}") for k in ks}
         rounds = [r for k in ks for r in by_k[k] if r.d > 0]
         draft = load(f"cost-{t}-draft-q2k")
@@ -238,42 +408,135 @@ def build(root: Path) -> dict[str, Any]:
                     "b_ms": round(cost.b, 3), "line_at_1_ms": round(cost.a + cost.b, 3),
                     "draft_round_ms": round(cost.q, 3), "per_k": widths,
                     "n_rounds_requests": len(rounds)}
+    prices = _lookups(root, family, warnings) if v3 else {}
+    looping: dict[str, dict[str, loops.Shares]] = {}
     cells = []
-    for task in TASKS:
+    measured_key = f"pilot_measured_{family.pilot_target}"
+    for task in family.tasks:
         none_pilot = {r.prompt: r for r in load(f"pilot-{task}-none")}
-        for drafter in DRAFTERS:
+        if v3:
+            run = root / f"pilot-{task}-none"
+            looping[task] = loops.run_shares(run, _prompt_texts(run, warnings), warnings)
+        for drafter in family.drafters:
             pilot = load(f"pilot-{task}-{drafter}")
             measured = _measured_pilot(pilot, none_pilot)
+            model_draft = drafter == MODEL_DRAFTER
+            extras = prices[drafter][0] if v3 and not model_draft else ()
+            for t in family.targets:
+                cost, rows = fits[t]
+                cell = predict_cell(pilot, rows, cost, model_draft=model_draft, rng=rng,
+                                    lookup_extras=extras)
+                out = {"target": t, "task": task, "drafter": drafter, **cell,
+                       measured_key: measured if t == family.pilot_target else None}
+                if v3:
+                    out["lookup_ms_per_token"] = (round(statistics.fmean(extras), 4)
+                                                  if extras else None)
+                    shares = looping[task]
+                    out["strata"] = {
+                        name: _stratum([r for r in pilot if r.prompt in shares
+                                        and shares[r.prompt].loops is want], rows, cost,
+                                       model_draft=model_draft, rng=rng, extras=extras)
+                        for name, want in (("looping", True), ("not_looping", False))}
+                cells.append(out)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "made_utc": datetime.datetime.now(datetime.UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"),
+        "method": "artifact/analysis/prediction.py", "new_prompts": NEW_PROMPTS,
+        "bootstrap": BOOT, "seed": SEED, "inputs": dict(sorted(used.items())),
+        "left_out_contended": left_out, "costs": costs, "cells": cells}
+    if v3:
+        doc.update(family=family.name, cost_model="v3",
+                   lookup={d: p[1] for d, p in sorted(prices.items())},
+                   loops={"rule": f"self-repetition >= {loops.LOOP_SHARE} (n = {loops.N})",
+                          "by_task": {t: {"summary": loops.summary(sh),
+                                          "outputs": {p: {"tokens": s.tokens,
+                                                          "self_repetition": s.self_repetition,
+                                                          "copy_share": s.copy_share,
+                                                          "loops": s.loops}
+                                                      for p, s in sh.items()}}
+                                      for t, sh in looping.items()}},
+                   warnings=sorted(warnings))
+    return doc
+
+
+def _read_core(root: Path, run_id: str, warnings: list[str]) -> Path:
+    run = root / run_id
+    if not (run / records.RESULTS).is_file():
+        raise AnalysisError(f"{paths.shown(run)}: no results; the post-hoc predictions need "
+                            "the core runs (experiments/campaigns/core.toml)")
+    return run
+
+
+def posthoc_cells(root: Path = paths.CORE_RUNS) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Cost model v3's post-hoc prediction of every committed SmolLM2 core cell, by (target,
+    task, drafter): v2's inputs (pilot runs, cost runs) plus each n-gram drafter's lookup price
+    on that target, from the core runs' undrafted prompts of both tasks
+    (``<target>-<task>-<drafter>`` against ``<target>-<task>-none``, passes averaged per prompt
+    first). Computed after the runs (:data:`POSTHOC_NOTE`); the committed predictions stay."""
+    warnings: list[str] = []
+    prices: dict[tuple[str, str], tuple[float, ...]] = {}
+    for t in TARGETS:
+        for d in DRAFTERS:
+            if d == MODEL_DRAFTER:
+                continue
+            p = lookup.price(((_read_core(root, f"{t}-{task}-{d}", warnings),
+                               _read_core(root, f"{t}-{task}-none", warnings))
+                              for task in TASKS), warnings)
+            if p is None:
+                raise AnalysisError(f"{paths.shown(root)}: {t}-*-{d}: no undrafted prompt in "
+                                    "the core runs: the lookup cannot be priced")
+            prices[(t, d)] = p.extras
+    rng = random.Random(SEED)
+    fits = {}
+    for t in TARGETS:
+        none = _requests(root / f"cost-{t}-none")[0]
+        rounds = [r for k in SMOLLM2.ks or () for r in _requests(root / f"cost-{t}-k{k}")[0]
+                  if r.d > 0]
+        draft = _requests(root / f"cost-{t}-draft-q2k")[0]
+        fits[t] = (fit_cost(none, rounds, draft), (none, rounds, draft))
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for task in TASKS:
+        for d in DRAFTERS:
+            pilot = _requests(root / f"pilot-{task}-{d}")[0]
             for t in TARGETS:
                 cost, rows = fits[t]
-                cell = predict_cell(pilot, rows, cost, model_draft=drafter == "draft-q2k",
-                                    rng=rng)
-                cells.append({"target": t, "task": task, "drafter": drafter, **cell,
-                              "pilot_measured_q4_1": measured if t == "q4_1" else None})
-    return {"schema": SCHEMA, "made_utc": datetime.datetime.now(datetime.UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"),
-            "method": "artifact/analysis/prediction.py", "new_prompts": NEW_PROMPTS,
-            "bootstrap": BOOT, "seed": SEED, "inputs": dict(sorted(used.items())),
-            "left_out_contended": left_out, "costs": costs, "cells": cells}
+                extras = prices.get((t, d), ())
+                cell = predict_cell(pilot, rows, cost, model_draft=d == MODEL_DRAFTER, rng=rng,
+                                    lookup_extras=extras)
+                out[(t, task, d)] = {
+                    **{k: cell[k] for k in ("predicted", "lo", "hi", "sign")},
+                    "lookup_ms_per_token": (round(statistics.fmean(extras), 4)
+                                            if extras else None),
+                    "method": "v3-posthoc"}
+    return out
 
 
 @cli
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m artifact.analysis.prediction",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=Path, default=paths.CORE_RUNS,
-                    help="folder of the calibration runs (default experiments/runs-core)")
-    ap.add_argument("--out", type=Path, default=OUT, help="where the predictions go "
-                    "(default experiments/core-predictions.json)")
+    ap.add_argument("--family", choices=sorted(FAMILIES), default=SMOLLM2.name,
+                    help="the model family (default smollm2: the committed core predictions, "
+                    "cost model v2; gemma3: v3 from its own calibration)")
+    ap.add_argument("--runs", type=Path, default=None,
+                    help="folder of the calibration runs (default: the family's, "
+                    "experiments/runs-core or experiments/runs-gemma)")
+    ap.add_argument("--out", type=Path, default=None, help="where the predictions go "
+                    "(default: experiments/core-predictions.json or gemma-predictions.json)")
     args = ap.parse_args(argv)
-    doc = build(args.runs)
-    screen_predictions.check(doc, paths.shown(args.out))  # what the core analysis would refuse
-    files.write_text(args.out, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    family = FAMILIES[args.family]
+    out = args.out or family.out
+    doc = build(args.runs or family.runs, family)
+    # what the core analysis would refuse (Gemma's tasks and drafters are SmolLM2's names)
+    screen_predictions.check(doc, paths.shown(out), targets=family.targets)
+    files.write_text(out, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    key = f"pilot_measured_{family.pilot_target}"
     for c in doc["cells"]:
-        print(f"{c['target']:5s} {c['task']:6s} {c['drafter']:14s} {c['predicted']:.3f} "
+        print(f"{c['target']:6s} {c['task']:6s} {c['drafter']:14s} {c['predicted']:.3f} "
               f"[{c['lo']:.3f}, {c['hi']:.3f}] {c['sign']}"
-              + (f"  (pilot measured {c['pilot_measured_q4_1']:.3f})"
-                 if c["pilot_measured_q4_1"] is not None else ""))
+              + (f"  (pilot measured {c[key]:.3f})" if c[key] is not None else ""))
+    for w in doc.get("warnings", []):
+        print(f"warning: {w}")
     return 0
 
 

@@ -276,13 +276,20 @@ CORE_GROUPS = tuple(f"{t}-{k}" for t in ("q4_1", "q8_0", "f16") for k in ("study
 @doit_action
 def _write_core(runs: Path, out: Path, predictions: Path) -> None:
     from artifact.analysis.core import write  # scipy only when it runs
+    from artifact.analysis.prediction import posthoc_cells
 
-    say_warnings("core", write(runs, out, predictions)["warnings"])
+    say_warnings("core", write(runs, out, predictions,
+                               posthoc=posthoc_cells(runs))["warnings"])
 
 
-def core_run_files(root: Path = paths.CORE_RUNS) -> list[Path]:
-    """The raw files the core analysis reads of each run of a (target, task) group."""
-    return sorted(p for g in CORE_GROUPS for run in root.glob(f"{g}-*") if run.is_dir()
+GEMMA_GROUPS = tuple(f"{t}-{k}" for t in ("q4_k_m", "q8_0", "f16") for k in ("study", "edit"))
+
+
+def core_run_files(root: Path = paths.CORE_RUNS,
+                   groups: tuple[str, ...] = (*CORE_GROUPS, "cost", "pilot")) -> list[Path]:
+    """The raw files the core analysis reads of each run of a (target, task) group, and of the
+    calibration runs cost model v3's post-hoc predictions read."""
+    return sorted(p for g in groups for run in root.glob(f"{g}-*") if run.is_dir()
                   for p in run.iterdir() if p.name in (runfiles.CONFIG, runfiles.RESULTS))
 
 
@@ -290,8 +297,12 @@ def task_core() -> dict[str, Any]:
     """Core study, take three: the measured cells beside their committed predictions ->
     experiments/analysis/core.json."""
     deps = [str(p) for p in core_run_files()]
+    # the second family (Gemma), once measured: its groups and its committed predictions
+    deps += [str(p) for p in core_run_files(paths.GEMMA_RUNS, GEMMA_GROUPS)]
+    deps += [str(p) for p in (paths.GEMMA_PREDICTIONS,) if p.is_file()]
     # the code includes artifact/contract/core.py: a new SCHEMA_VERSION reruns the task
-    code = [str(p) for p in imports.closure("artifact.analysis.core")]
+    code = sorted({str(p) for m in ("artifact.analysis.core", "artifact.analysis.prediction")
+                   for p in imports.closure(m)})
     return {
         "actions": [(_write_core, [paths.CORE_RUNS, paths.CORE, paths.CORE_PREDICTIONS])],
         "file_dep": [*deps, str(paths.CORE_PREDICTIONS), *code],

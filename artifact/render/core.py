@@ -81,9 +81,9 @@ def table_context(c: contract.Core) -> dict[str, Any]:
                          "predicted": cell["predicted"], "acceptance": cell["acceptance"],
                          "tau": cell["tokens_per_round"], "drafted": cell["drafted_prompts"],
                          "n": cell["speedup"]["n"], "sign_right": cell["sign_right"],
-                         "inside": cell["inside"], "first": i == 0})
+                         "inside": cell["inside_weak"], "first": i == 0})
     return {"rows": rows, "signs_right": c["signs_right"], "signs_judged": c["signs_judged"],
-            "inside": c["inside"],
+            "inside": c["inside_weak"],
             "passes": max((count(cell["repeats"]) for g in c["groups"]
                            for cell in contract.measured(g).values()), default=0)}
 
@@ -120,7 +120,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
                      "acceptance": cell["acceptance"], "tau": cell["tokens_per_round"],
                      "drafted_prompts": cell["drafted_prompts"],
                      "undrafted": cell["undrafted"], "predicted": cell["predicted"],
-                     "sign_right": cell["sign_right"], "inside": cell["inside"],
+                     "sign_right": cell["sign_right"], "inside": cell["inside_weak"],
                      "pays": cell["speedup"]["lo"] is not None and cell["speedup"]["lo"] > 1,
                      "loses": cell["speedup"]["hi"] is not None and cell["speedup"]["hi"] < 1}
             cells[key] = entry
@@ -147,7 +147,7 @@ def variables(c: contract.Core) -> dict[str, Any]:
         "n_prompts": max((cell["speedup"]["n"] for g in c["groups"]
                           for cell in contract.measured(g).values()), default=0),
         "signs_right": c["signs_right"], "signs_judged": c["signs_judged"],
-        "inside": c["inside"],
+        "inside": c["inside_weak"],
         "wrong_signs": [cell_prose(g, d) for g, d, cell in drafted
                         if cell["sign_right"] is False],
         # where the wrong signs lie: their tasks, and whether all are n-gram drafters

@@ -24,7 +24,7 @@ import datetime
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,10 @@ COSTS = ("c1_ms", "a_ms", "b_ms", "draft_round_ms")
 _AT_LEAST_ZERO = ("a_ms",)  # the round's intercept may be 0; every other cost is above 0
 
 
-def read(file: Path) -> tuple[dict[Key, dict[str, Any]], contract.Predictions | None]:
+def read(file: Path, *, targets: Sequence[str] = contract.TARGETS,
+         ) -> tuple[dict[Key, dict[str, Any]], contract.Predictions | None]:
     """The committed predictions by cell, and where they come from (None: no file).
+    ``targets``: the model family's (SmolLM2's by default; Gemma 3's for its own file).
 
     >>> read(Path("/nonexistent/core-predictions.json"))
     ({}, None)
@@ -53,18 +55,19 @@ def read(file: Path) -> tuple[dict[Key, dict[str, Any]], contract.Predictions | 
         raise AnalysisError(f"{shown}: not readable as JSON ({err})") from err
     if not isinstance(doc, dict):
         raise AnalysisError(f"{shown}: expected a JSON object of predictions")
-    cells = _cells(shown, doc.get("cells"))
-    costs = _costs(shown, doc.get("costs"))
+    cells = _cells(shown, doc.get("cells"), targets)
+    costs = _costs(shown, doc.get("costs"), targets)
     made = _made(shown, doc.get("made_utc"))
     return cells, {"file": paths.shown(file, outside="name"),
                    "sha256": hashlib.sha256(raw).hexdigest(), "made_utc": made, "costs": costs}
 
 
-def check(doc: dict[str, Any], source: str) -> None:
+def check(doc: dict[str, Any], source: str, *,
+          targets: Sequence[str] = contract.TARGETS) -> None:
     """Refuse predictions (as :mod:`artifact.analysis.prediction` is about to write them) that
-    the core analysis would refuse to read."""
-    _cells(source, doc.get("cells"))
-    _costs(source, doc.get("costs"))
+    the core analysis would refuse to read; ``targets``: the family's (as :func:`read`)."""
+    _cells(source, doc.get("cells"), targets)
+    _costs(source, doc.get("costs"), targets)
     _made(source, doc.get("made_utc"))
 
 
@@ -75,12 +78,13 @@ def _made(shown: str, made: Any) -> str:
     return made
 
 
-def _cells(shown: str, cells: Any) -> dict[Key, dict[str, Any]]:
+def _cells(shown: str, cells: Any,
+           targets: Sequence[str] = contract.TARGETS) -> dict[Key, dict[str, Any]]:
     if not isinstance(cells, list):
         raise AnalysisError(f"{shown}: cells: expected a list of predicted cells")
     out: dict[Key, dict[str, Any]] = {}
     first: dict[Key, int] = {}
-    known = {"target": contract.TARGETS, "task": contract.TASKS, "drafter": contract.DRAFTERS}
+    known = {"target": tuple(targets), "task": contract.TASKS, "drafter": contract.DRAFTERS}
     for i, c in enumerate(cells):
         where = f"cells[{i}]"
         if not isinstance(c, dict):
@@ -104,6 +108,7 @@ def _cells(shown: str, cells: Any) -> dict[Key, dict[str, Any]]:
             raise AnalysisError(f"{shown}: {where}.sign: expected "
                                 f"{'pays' if p > 1 else 'loses'!r} (predicted {p!r} is "
                                 f"{'above' if p > 1 else 'not above'} 1), got {c['sign']!r}")
+        _pilot(shown, where, c)
         key = (c["target"], c["task"], c["drafter"])
         if key in first:
             raise AnalysisError(f"{shown}: {where}: expected each (target, task, drafter) once; "
@@ -113,14 +118,35 @@ def _cells(shown: str, cells: Any) -> dict[Key, dict[str, Any]]:
     return out
 
 
-def _costs(shown: str, given: Any) -> dict[str, contract.Cost]:
+def _pilot(shown: str, where: str, c: dict[str, Any]) -> None:
+    """The pilot a cell's interval came from, when given (the core analysis sizes the pilot that
+    would have sufficed from it): ``n_pilot_prompts`` an integer >= 1 and ``per_prompt`` an
+    object of finite per-prompt predictions, as many as the pilot's prompts."""
+    n, per = c.get("n_pilot_prompts"), c.get("per_prompt")
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        raise AnalysisError(f"{shown}: {where}.n_pilot_prompts: expected an integer >= 1 (the "
+                            f"pilot's prompts), got {n!r}")
+    if per is None:
+        return
+    if not isinstance(per, dict):
+        raise AnalysisError(f"{shown}: {where}.per_prompt: expected an object of per-prompt "
+                            "predictions by prompt id")
+    for k, v in per.items():
+        finite(shown, f"{where}.per_prompt.{k}", v)
+    if n is not None and len(per) != n:
+        raise AnalysisError(f"{shown}: {where}.per_prompt: expected n_pilot_prompts = {n} "
+                            f"prompts, got {len(per)}")
+
+
+def _costs(shown: str, given: Any,
+           targets: Sequence[str] = contract.TARGETS) -> dict[str, contract.Cost]:
     if not isinstance(given, dict):
         raise AnalysisError(f"{shown}: costs: expected an object of step costs by target")
     out: dict[str, contract.Cost] = {}
     for target, cost in given.items():
-        if target not in contract.TARGETS:
+        if target not in targets:
             raise AnalysisError(f"{shown}: costs.{target}: expected a target of the study "
-                                f"({', '.join(contract.TARGETS)})")
+                                f"({', '.join(targets)})")
         vals = {}
         for k in COSTS:
             where = f"costs.{target}.{k}"
@@ -187,3 +213,23 @@ started 2026-12-03T07:41:41+00:00): not committed before the study was measured
     _, run, text = timed[0]
     return (f"{meta['file']}: made_utc {meta['made_utc']}: predictions made after the runs "
             f"started (run {run} started {text}): not committed before the study was measured")
+
+
+NEW_PROMPTS = 30  # the campaign's prompts per cell, when a predictions file does not say
+
+
+def new_prompts(file: Path) -> int:
+    """The new prompts per cell a predictions file's intervals are for (its ``new_prompts``;
+    :data:`NEW_PROMPTS` when it does not say), or one line naming the file and the field."""
+    shown = paths.shown(file)
+    try:
+        doc = json.loads(file.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise AnalysisError(f"{shown}: not readable as JSON ({err})") from err
+    n = doc.get("new_prompts") if isinstance(doc, dict) else None
+    if n is None:
+        return NEW_PROMPTS
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise AnalysisError(f"{shown}: new_prompts: expected an integer >= 1 (the campaign's "
+                            f"prompts per cell), got {n!r}")
+    return n
