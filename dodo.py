@@ -368,12 +368,13 @@ def task_reproduce() -> dict[str, Any]:
     and claims (default: first); --kick: its smallest run set through the whole pipeline;
     --runs PATTERN, --windows W (repeatable), --prompts-per-domain N, --sessions N: a subset;
     --strict: fail on a failed claim; --dry-run: only the calibration, the plan and its ETA.
+    --budget 60m: the runs testing the most claims within the time (with --dry-run: the plan).
     Rerunning the same command resumes an unfinished reproduction.
     """
 
     def act(runs: list[str], kick: bool, prompts_per_domain: int, into: str, campaign: str,
             strict: bool, dry_run: bool, no_wait: bool, study: str, windows: list[str],
-            sessions: int) -> bool:
+            sessions: int, budget: str) -> bool:
         from artifact.reproduce.command import main
 
         argv = ["run", *(f"--runs={r}" for r in runs), *(f"--windows={w}" for w in windows)]
@@ -381,6 +382,8 @@ def task_reproduce() -> dict[str, Any]:
             argv.append(f"--study={study}")
         if sessions:
             argv.append(f"--sessions={sessions}")
+        if budget:
+            argv.append(f"--budget={budget}")
         if campaign:
             argv.append(f"--campaign={campaign}")
         argv += ["--kick"] * kick + ["--strict"] * strict + ["--dry-run"] * dry_run
@@ -403,6 +406,9 @@ def task_reproduce() -> dict[str, Any]:
              "help": "only the runs of this measurement window (repeatable; accsplit)"},
             {"name": "sessions", "long": "sessions", "type": int, "default": 0,
              "help": "only the first N sessions of each run (realism; --dry-run only for now)"},
+            {"name": "budget", "long": "budget", "type": str, "default": "",
+             "help": "e.g. 60m: the runs (and prompts per domain) that test the most claims "
+                     "within this time on this machine; printed, then run"},
             {"name": "kick", "long": "kick", "type": bool, "default": False,
              "help": "the study's smallest run set through its whole pipeline (first: 3 runs, "
                      "1 prompt per domain)"},

@@ -100,22 +100,24 @@ def run_group(campaign: Campaign, specs: Sequence[RunSpec], *, runs_root: Path =
               cond: quiet.Conditions | None = None,
               prompt_ids: frozenset[str] | None = None,
               progress_suffix: Callable[[float], str] | None = None,
-              max_sessions: int | None = None,
+              max_sessions: int | None = None, sessions: int | None = None,
               ) -> dict[str, records.RunMetrics]:
     """Measure (or finish) the runs of one interleave group; return each run's metrics.
 
     ``prompt_ids`` and ``progress_suffix``: as for :func:`artifact.campaign.runner.run` (a
     reduced reproduction measures a group on a subset of its prompts). ``max_sessions``: a
     group of per-side workload runs (:mod:`artifact.campaign.deployments`) measures only its
-    first so many sessions (a calibration)."""
+    first so many sessions (a calibration). ``sessions``: each run is its plan's first so many
+    sessions, complete when they are measured (a reproduction's subset; see
+    :func:`artifact.campaign.runner.run`)."""
     label = specs[0].interleave or specs[0].run_id
     _check(label, specs)
     runs_folder(runs_root)
     cond = cond if cond is not None else quiet.Conditions.from_env()
     what = f"interleaved group {label} ({len(specs)} runs)"
     with hostlock.measuring(what, wait=cond.wait_for_lock, say=say):
-        preps = [prepare(campaign, s, runs_root=runs_root, say=say, prompt_ids=prompt_ids)
-                 for s in specs]
+        preps = [prepare(campaign, s, runs_root=runs_root, say=say, prompt_ids=prompt_ids,
+                         sessions=sessions) for s in specs]
         todo = [p for p in preps if not p.complete]
         for p in preps:
             Tally.resume(p.path)

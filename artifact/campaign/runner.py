@@ -114,7 +114,7 @@ class Tally:
 def model_file(campaign: Campaign, key: str) -> Path:
     m = campaign.models[key]
     if m.builtin is not None:
-        return toolchain.ensure_model()
+        return toolchain.ensure_builtin(m.builtin)
     if m.path is not None:
         return Path(m.path)
     assert m.derive is not None
@@ -131,8 +131,11 @@ def server_files(campaign: Campaign, spec: RunSpec) -> ServerFiles:
 
 def runs_root(campaign: Campaign) -> Path:
     """Where a campaign's runs go by default: the workload study's runs, the realism study's
-    (sides deployed apart), the core study's (take three: cells, cost and pilot runs) and the
+    (sides deployed apart), the core study's (take three: cells, cost and pilot runs), the
+    second model family's (Gemma: the campaigns ``gemma-calibration`` and ``gemma``) and the
     memory runs apart from the others."""
+    if campaign.name in ("gemma", "gemma-calibration"):
+        return paths.GEMMA_RUNS
     if campaign.runs and all(r.family == "workload" for r in campaign.runs):
         if campaign.name == "realism-process":
             return paths.PROCESS_RUNS  # the realism study's replicated server processes
@@ -181,7 +184,10 @@ def run_is_current(spec: RunSpec, runs_root: Path = paths.RUNS) -> bool:
         planned = records.read_plan(run)  # a damaged plan is never a smaller, finished one
         if planned is None or planned.n_bad_lines or not planned.turns:
             return False
-        return set(planned.turns) <= _done_keys(run, spec)
+        kept = config.get("session_ids")  # a subset of sessions: its own turns
+        turns = {k for k in planned.turns if not isinstance(kept, list)
+                 or k[0].split(":", 1)[1] in kept}
+        return bool(turns) and turns <= _done_keys(run, spec)
     return len(_done_keys(run, spec)) >= n_set * spec.repeats
 
 
@@ -225,12 +231,16 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
         executor: dict[str, Any] | None = None,
         prompt_ids: frozenset[str] | None = None,
         progress_suffix: Callable[[float], str] | None = None,
-        cond: quiet.Conditions | None = None) -> records.RunMetrics:
+        cond: quiet.Conditions | None = None,
+        sessions: int | None = None) -> records.RunMetrics:
     """Measure one run (or finish an interrupted one); return its metrics.
 
     ``executor`` is the provenance recorded in ``config.json`` (default: this machine, local).
     ``prompt_ids`` limits the run to those prompts of its set (a reduced reproduction); the
-    run's ``config.json`` then records them as ``prompt_ids``. ``progress_suffix`` extends the
+    run's ``config.json`` then records them as ``prompt_ids``. ``sessions`` limits a workload
+    run to the first so many sessions of its plan, in play order
+    (:meth:`~artifact.workloads.RunPlan.first_sessions`); ``config.json`` records the number as
+    ``sessions`` and the sessions as ``session_ids``. ``progress_suffix`` extends the
     progress line (see :class:`Progress`). ``cond``: the measurement conditions (default:
     :meth:`quiet.Conditions.from_env`).
     """
@@ -239,7 +249,7 @@ def run(campaign: Campaign, spec: RunSpec, *, runs_root: Path = paths.RUNS,
     with hostlock.measuring(f"run {spec.run_id}", wait=cond.wait_for_lock, say=say):
         return _run_locked(campaign, spec, runs_root=runs_root, show_progress=show_progress,
                            say=say, executor=executor, prompt_ids=prompt_ids,
-                           progress_suffix=progress_suffix, cond=cond)
+                           progress_suffix=progress_suffix, cond=cond, sessions=sessions)
 
 
 @dataclass
@@ -262,9 +272,9 @@ class Prepared:
 
 def prepare(campaign: Campaign, spec: RunSpec, *, runs_root: Path, say: Log,
             executor: dict[str, Any] | None = None,
-            prompt_ids: frozenset[str] | None = None) -> Prepared:
-    """Make the run's folder current for ``spec``, get its plan and list what is left to
-    measure."""
+            prompt_ids: frozenset[str] | None = None, sessions: int | None = None) -> Prepared:
+    """Make the run's folder current for ``spec``, get its plan (``sessions``: its first so many
+    sessions, see :func:`run`) and list what is left to measure."""
     run_path = records.run_dir(runs_root, spec.run_id)
     files = server_files(campaign, spec)
     drawn = inputs(spec, model=files.model, prompt_ids=prompt_ids)
@@ -272,18 +282,24 @@ def prepare(campaign: Campaign, spec: RunSpec, *, runs_root: Path, say: Log,
     subset = sorted(prompt_ids) if prompt_ids is not None else None
     if config is not None and (not _same_protocol(config, spec)
                                or config.get("prompt_set", {}).get("sha256") != drawn.sha256
-                               or config.get("prompt_ids") != subset):
+                               or config.get("prompt_ids") != subset
+                               or config.get("sessions") != sessions):
         _supersede(run_path, runs_root, say)
         config = None
     run_path.mkdir(parents=True, exist_ok=True)
     if config is None:
-        config = _config(campaign, spec, files, drawn, executor, subset)
+        config = _config(campaign, spec, files, drawn, executor, subset, sessions)
         records.write_json(run_path / records.CONFIG, config)
     try:
         previous = records.read_json(run_path / records.METRICS)
     except records.RecordError:
         previous = {}
     planned = _plan(files, spec, run_path, say, prompt_ids, drawn)
+    if sessions is not None:  # the first sessions in play order: recorded before measuring
+        planned = planned.first_sessions(sessions)
+        if config.get("session_ids") != planned.session_ids:
+            config["session_ids"] = planned.session_ids
+            records.write_json(run_path / records.CONFIG, config)
     pending = _pending(planned, _done_keys(run_path, spec))
     return Prepared(spec=spec, path=run_path, files=files, plan=planned,
                     expected=planned.keys, pending=pending,
@@ -291,7 +307,8 @@ def prepare(campaign: Campaign, spec: RunSpec, *, runs_root: Path, say: Log,
 
 
 def _config(campaign: Campaign, spec: RunSpec, files: ServerFiles, drawn: Inputs,
-            executor: dict[str, Any] | None, subset: list[str] | None) -> dict[str, Any]:
+            executor: dict[str, Any] | None, subset: list[str] | None,
+            sessions: int | None = None) -> dict[str, Any]:
     """The run's ``config.json``: where it is measured (the environment's fingerprint, the
     executor), then what is measured (the server's argv, the spec, the inputs drawn)."""
     models = {spec.target_model: files.model}
@@ -308,15 +325,17 @@ def _config(campaign: Campaign, spec: RunSpec, files: ServerFiles, drawn: Inputs
     }
     if subset is not None:
         config["prompt_ids"] = subset
+    if sessions is not None:  # a workload run's first sessions (their ids once planned)
+        config["sessions"] = sessions
     return config
 
 
 def _run_locked(campaign: Campaign, spec: RunSpec, *, runs_root: Path, show_progress: bool,
                 say: Log, executor: dict[str, Any] | None, prompt_ids: frozenset[str] | None,
                 progress_suffix: Callable[[float], str] | None,
-                cond: quiet.Conditions) -> records.RunMetrics:
+                cond: quiet.Conditions, sessions: int | None = None) -> records.RunMetrics:
     prep = prepare(campaign, spec, runs_root=runs_root, say=say, executor=executor,
-                   prompt_ids=prompt_ids)
+                   prompt_ids=prompt_ids, sessions=sessions)
     return execute(prep, show_progress=show_progress, say=say, progress_suffix=progress_suffix,
                    cond=cond)
 

@@ -15,11 +15,13 @@ from artifact import files
 from artifact.contract import check, check_version
 from artifact.errors import ArtifactError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Scope = Literal["hardware-independent", "hardware-bound", "noise", "qualitative"]
-Verdict = Literal["reproduced", "holds", "differs with hardware", "noise differs", "not run",
-                  "failed", "violated", "missing"]
+Verdict = Literal["reproduced", "holds", "differs with hardware", "noise differs",
+                  "cannot tell", "cannot tell (no interval)", "not run", "failed", "violated",
+                  "missing"]
+Answer = Literal["reproduced", "differs", "cannot tell", "cannot tell (no interval)"]
 Status = Literal["ok", "deviates", "missing"]
 
 
@@ -84,6 +86,9 @@ class Selection(TypedDict):
     label: Literal["full", "subset", "kick"]
     runs: list[str]
     prompts_per_domain: Annotated[int | None, "null: every prompt"]
+    sessions: Annotated[int | None, "a study of sessions: each run's first N sessions in play "
+                        "order (config.json: session_ids names them); null: every session, or "
+                        "a study of prompts"]
 
 
 class LoadSample(TypedDict):
@@ -126,6 +131,27 @@ class Side(TypedDict):
     warnings: Annotated[list[str], "the analysis warnings of this side"]
 
 
+class Equivalence(TypedDict):
+    """A hardware-bound claim judged as an interval against an interval: equivalence (TOST)
+    against the claim's noise as the margin (``artifact/reproduce/verdict.py``)."""
+
+    answer: Annotated[Answer, "reproduced: the difference's 90 % interval inside +-margin; "
+                      "differs: its 95 % interval wholly beyond the margin; cannot tell: "
+                      "otherwise; cannot tell (no interval): a side gives only a point"]
+    a_interval: Annotated[list[float] | None, "[low, high] beside A's value; null: a point"]
+    a_level: Annotated[float | None, "its confidence level (0.95 unless the file says 90 %)"]
+    b_interval: Annotated[list[float] | None, "[low, high] beside B's value; null: a point"]
+    b_level: float | None
+    difference: Annotated[float | None, "b - a"]
+    ci90: Annotated[list[float] | None, "the difference's 90 % interval (normal "
+                    "approximation from both sides' intervals)"]
+    ci95: Annotated[list[float] | None, "its 95 % interval"]
+    margin: Annotated[float | None, "the claim's noise on A as a half-width, in the "
+                      "quantity's units; null: it does not resolve on A"]
+    margin_source: Annotated[str, "the ledger's noise field the margin comes from"]
+    speed_ratio: Annotated[float | None, "B's calibrated speed ratio (null: no calibration)"]
+
+
 class ClaimEntry(TypedDict):
     """One claim of the ledger on both sides, and its verdict."""
 
@@ -143,7 +169,9 @@ class ClaimEntry(TypedDict):
     b: Annotated[float | str | None, "B's value (same)"]
     a_vs_ledger: Annotated[Status, "A's value against the ledger's expected value"]
     difference: Annotated[float | None, "b - a"]
-    band: Annotated[list[float] | None, "[low, high]: A's value plus and minus the tolerance"]
+    band: Annotated[list[float] | None, "[low, high]: A's value plus and minus what it was "
+                    "judged by (hardware-bound: the margin; an interval noise: its half-width; "
+                    "else the tolerance)"]
     values_a: Annotated[list[list[str | float]], "qualitative: every [path, value] matched"]
     values_b: list[list[str | float]]
     bounds_a: Annotated[list[list[str | float]], "qualitative: [op, bound] resolved on A"]
@@ -152,6 +180,8 @@ class ClaimEntry(TypedDict):
     why: Annotated[str, "one line: what decided the verdict"]
     failing: Annotated[bool, "counts against --strict"]
     missing_runs: Annotated[list[str], "runs the claim needs that B did not reproduce"]
+    equivalence: Annotated[Equivalence | None, "hardware-bound numeric claims (not 'not run' "
+                           "or 'missing'); null otherwise"]
 
 
 class RawStats(TypedDict):

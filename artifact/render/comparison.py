@@ -36,7 +36,8 @@ NCOLS = 4
 # Verdict colours (Okabe-Ito): agreement blue/green, hardware or noise orange, failure vermilion
 VERDICT_COLOURS = {
     "reproduced": "#0072B2", "holds": "#009E73", "differs with hardware": "#E69F00",
-    "noise differs": "#CC79A7", "failed": "#D55E00", "violated": "#D55E00",
+    "noise differs": "#CC79A7", "cannot tell": "#56B4E9", "cannot tell (no interval)": "#56B4E9",
+    "failed": "#D55E00", "violated": "#D55E00",
     "missing": "#000000", "not run": "#999999",
 }
 

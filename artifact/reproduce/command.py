@@ -18,8 +18,8 @@ from artifact import claims, files, paths
 from artifact.contract.comparison import Comparison
 from artifact.errors import PlanError, ReproduceError, StrictError, cli
 from artifact.log import Log, stderr
-from artifact.reproduce import document, plan, runsets, studies
-from artifact.reproduce.execute import NO_SESSION_SUBSET, Interrupted, reproduce
+from artifact.reproduce import budget, document, plan, runsets, studies
+from artifact.reproduce.execute import Interrupted, reproduce
 
 REPORT = "report"
 _COMPARE: Log = stderr("compare")
@@ -129,6 +129,42 @@ def _plan_line(study: studies.Study, campaign_file: Path, ledger: Path) -> str:
             f"claims: {', '.join(c.id for c in served) or 'none'}")
 
 
+def _budgeted(args: argparse.Namespace) -> None:
+    """``--budget``: plan the runs testing the most claims within it, print the plan, then
+    (unless ``--dry-run``) reproduce each study's share of it."""
+    from artifact.reproduce.host import this_machine
+    from artifact.spec import load_campaign
+
+    seconds = budget.parse(args.budget)
+    for flag, given in (("--runs", args.runs), ("--windows", args.windows),
+                        ("--kick", args.kick), ("--prompts-per-domain", args.prompts_per_domain),
+                        ("--sessions", args.sessions), ("--campaign", args.campaign)):
+        if given:
+            raise PlanError(f"{flag}: --budget chooses the runs and prompts itself; give one "
+                            "or the other")
+    chosen = _studies(args)
+    ledger = claims.load(paths.CLAIMS)
+    offers = [budget.study_runs(s, [r.run_id for r in load_campaign(camp).runs], ledger, ref)
+              for s, camp, ref in chosen]
+    slug = this_machine().slug
+    known = budget.known_scale(slug)
+    scale, source = (known[0], f"this machine ({slug}) took x{known[0]:.2f} the committed "
+                     f"runs' time when last calibrated ({known[1]})") if known else (
+        1.0, f"no calibration on this machine ({slug}) yet: ETAs at the committed runs' "
+        "time (the reproduction calibrates before it measures)")
+    planned = budget.make(offers, seconds, scale=scale, scale_source=source)
+    for line in budget.lines(planned):
+        _REPRODUCE(line)
+    if args.dry_run:
+        return
+    for study, camp, reference in chosen:
+        selection = planned.selections.get(study.name)
+        if selection is not None:
+            run_and_compare(selection=selection, campaign_file=camp, reference=reference,
+                            into=args.into, strict=args.strict, wait=not args.no_wait,
+                            study=study.name)
+
+
 @cli
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m artifact.reproduce [run|compare|readme]``; exit 1 when ``--strict`` fails."""
@@ -156,14 +192,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--prompts-per-domain", type=int, default=None, metavar="N",
                    help="only the first N prompts of each domain (studies of prompts)")
     r.add_argument("--sessions", type=int, default=None, metavar="N",
-                   help="only the first N sessions of each run (realism; planned and shown by "
-                   "--dry-run, not yet measured)")
+                   help="only the first N sessions of each run, in play order, the same on "
+                   "every side (realism)")
     r.add_argument("--into", type=Path, default=None, help="reproduction folder (default: "
                    "experiments/reproductions/<hardware>-<date>[-<study>][-<label>])")
     r.add_argument("--campaign", type=Path, default=None,
                    help="another campaign file (default: the study's)")
     r.add_argument("--reference", type=Path, default=None,
                    help="the committed runs to compare with (default: the study's)")
+    r.add_argument("--budget", default=None, metavar="DURATION",
+                   help="the evaluator's hour: choose, from this machine's calibrated ETA, the "
+                   "runs (and prompts per domain) that test the most claims within DURATION "
+                   "(e.g. 45m, 1h, 90s), print that plan with the claims each run serves, then "
+                   "run it (with --dry-run: only print it)")
     r.add_argument("--strict", action="store_true", help="fail on a failed, violated or "
                    "missing claim")
     r.add_argument("--dry-run", action="store_true", help="calibrate and print the plan "
@@ -192,11 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = source.relative_to(paths.ROOT) if source else None
             print(f"{EXAMPLE_PAGE.as_posix()}: example table from {shown}" if source else
                   f"{EXAMPLE_PAGE.as_posix()}: no reproduction-example marker")
+        elif args.budget is not None:
+            _budgeted(args)
         else:
             chosen = _studies(args)
             selections = [_selection(args, camp, study) for study, camp, _ in chosen]
-            if not args.dry_run and any(sel.sessions is not None for sel in selections):
-                raise PlanError(NO_SESSION_SUBSET)  # before any study measures
             for (study, camp, reference), selection in zip(chosen, selections, strict=True):
                 if args.dry_run or len(chosen) > 1:  # the plan: which claims it tests
                     _REPRODUCE(_plan_line(study, camp, paths.CLAIMS))

@@ -3,8 +3,10 @@
 This is the contract between the comparison (here) and its report
 (:mod:`artifact.render.comparison`, which reads only this file): both sides' hardware and
 software fingerprints, the reproduction's manifest (calibration, ETA, wall times, machine
-load), every claim with both values, its tolerance band and its verdict, and the raw
-statistics of every run side by side. Floats are rounded to 6 significant digits and keys
+load), every claim with both values, the band it was judged by and its verdict (a
+hardware-bound claim's three answers with both intervals, the difference's 90 % and 95 %
+intervals, the margin and the calibrated speed ratio: :mod:`artifact.reproduce.verdict`), and
+the raw statistics of every run side by side. Floats are rounded to 6 significant digits and keys
 sorted, so equal inputs give equal bytes.
 """
 
@@ -19,7 +21,7 @@ from artifact.analysis.validate import calibration
 from artifact.claims import Claim, Outcome
 from artifact.contract import comparison as contract
 from artifact.errors import ReproduceError
-from artifact.reproduce import compare, host
+from artifact.reproduce import compare, host, verdict
 from artifact.reproduce.runsets import RunSet, raw_stats, same_outputs
 
 SCHEMA = contract.SCHEMA_VERSION
@@ -34,6 +36,12 @@ def _calibration(c: Mapping[str, Any] | None) -> dict[str, Any] | None:
             "scale": float(c["scale"]), "skipped": c.get("skipped")}
 
 
+def _selection(sel: Any) -> Any:
+    """The manifest's selection with its number of sessions (``None`` where it has none: every
+    session, or a study of prompts, whose manifests do not carry the field)."""
+    return {**sel, "sessions": sel.get("sessions")} if isinstance(sel, Mapping) else sel
+
+
 def _manifest_view(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if m is None:
         return None
@@ -43,7 +51,7 @@ def _manifest_view(m: Mapping[str, Any] | None) -> dict[str, Any] | None:
                for x in m.get("load", [])]
     loads = [float(x["load1"]) for x in samples if isinstance(x["load1"], int | float)]
     return {
-        "selection": m.get("selection"), "started": m.get("started"),
+        "selection": _selection(m.get("selection")), "started": m.get("started"),
         "finished": m.get("finished"), "complete": bool(m.get("complete")),
         "calibration": _calibration(m.get("calibration")),
         "expected_s": sum(float(v) for v in m.get("expected_s", {}).values()),
@@ -74,7 +82,27 @@ def _values(o: Outcome) -> list[list[Any]]:
     return [[p, v] for p, v in o.values]
 
 
-def claim_entry(j: compare.Judged) -> dict[str, Any]:
+def _iv(iv: verdict.Interval | None) -> list[float] | None:
+    return iv.as_list() if iv is not None else None
+
+
+def equivalence_entry(j: compare.Judged, summary_a: Mapping[str, Any],
+                      vars_a: Mapping[str, Any], summary_b: Mapping[str, Any],
+                      vars_b: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A hardware-bound claim's equivalence test, as ``comparison.json`` carries it."""
+    eq = j.equivalence
+    if eq is None:
+        return None
+    ia = verdict.interval_of(j.claim, summary_a, vars_a)
+    ib = verdict.interval_of(j.claim, summary_b, vars_b)
+    return {"answer": eq.answer, "a_interval": _iv(ia), "a_level": ia.level if ia else None,
+            "b_interval": _iv(ib), "b_level": ib.level if ib else None,
+            "difference": eq.difference, "ci90": _iv(eq.ci90), "ci95": _iv(eq.ci95),
+            "margin": eq.margin, "margin_source": j.claim.noise, "speed_ratio": j.speed_ratio}
+
+
+def claim_entry(j: compare.Judged, equivalence: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
     c: Claim = j.claim
     return {
         "id": c.id, "scope": c.scope, "statement": c.statement, "quantity": c.quantity,
@@ -90,7 +118,7 @@ def claim_entry(j: compare.Judged) -> dict[str, Any]:
         "values_a": _values(j.a), "values_b": _values(j.b),
         "bounds_a": [list(b) for b in j.a.bounds], "bounds_b": [list(b) for b in j.b.bounds],
         "verdict": j.verdict, "why": j.why, "failing": j.failing,
-        "missing_runs": list(j.missing_runs),
+        "missing_runs": list(j.missing_runs), "equivalence": equivalence,
     }
 
 
@@ -115,17 +143,19 @@ def run_rows(a: RunSet, b: RunSet) -> list[dict[str, Any]]:
 def build(a: RunSet, b: RunSet, ledger: Sequence[Claim], *,
           ledger_path: Path) -> contract.Comparison:
     """The whole comparison of reproduction ``b`` against reference ``a``."""
-    hw = host.judge(a.hardware, b.hardware, speed_ratio(b))
+    ratio = speed_ratio(b)
+    hw = host.judge(a.hardware, b.hardware, ratio)
     judged = compare.judge_all(ledger, a.summary, a.variables, b.summary, b.variables,
                                same_hardware=hw.same, runs_a=_all_runs(a), runs_b=b.run_ids,
-                               hardware_note=hw.note())
+                               hardware_note=hw.note(), speed_ratio=ratio)
     doc = {
         "schema": SCHEMA, "ledger": paths.shown(ledger_path, outside="name"),
         "a": side(a), "b": side(b),
         "same_hardware": hw.same, "same_software": dict(a.software) == dict(b.software),
         "hardware": {"verdict": hw.verdict, "why": hw.why, "differing": list(hw.differing),
                      "speed_ratio": hw.speed_ratio, "band": host.SPEED_BAND},
-        "claims": [claim_entry(j) for j in judged],
+        "claims": [claim_entry(j, equivalence_entry(j, a.summary, a.variables, b.summary,
+                                                     b.variables)) for j in judged],
         "counts": compare.counts(judged),
         "strict_failures": [j.claim.id for j in compare.strict_failures(judged)],
         "runs": run_rows(a, b),

@@ -25,7 +25,7 @@ from typing import Any
 from artifact import paths, records
 from artifact.campaign import runner
 from artifact.campaign.interleave import groups, run_group
-from artifact.errors import PlanError, ReproduceError
+from artifact.errors import ReproduceError
 from artifact.hostlock import measuring
 from artifact.log import Log, stderr
 from artifact.reproduce import calibrate as cal
@@ -72,13 +72,6 @@ def _baseline(camp: Campaign, selection: plan.Selection) -> RunSpec:
     return specs[0]
 
 
-# What the executor cannot do yet: measure only the first sessions of a run deployed per side
-# (its plan, expected turns and completeness are all the run's sessions).
-NO_SESSION_SUBSET = ("--sessions N: the executor measures a run's sessions all or none (a "
-                     "subset of sessions is planned and shown by --dry-run, not measured yet); "
-                     "reproduce whole runs, e.g. --runs 'r3-main-*'")
-
-
 def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
               reference: Path = paths.RUNS, root: Path = paths.REPRODUCTIONS,
               into: Path | None = None, dry_run: bool = False, show_progress: bool = True,
@@ -92,8 +85,6 @@ def reproduce(*, campaign_file: Path = paths.STUDY, selection: plan.Selection,
     if into is not None:  # before the lock and the toolchain: a wrong folder is one line now
         plan.check_into(into)
     plan.check_reference(reference)
-    if selection.sessions is not None and not dry_run:
-        raise PlanError(NO_SESSION_SUBSET)
     with measuring(f"reproduce {selection.label}", wait=wait, say=say):
         return _reproduce(campaign_file=campaign_file, selection=selection, reference=reference,
                           root=root, into=into, dry_run=dry_run, show_progress=show_progress,
@@ -230,13 +221,17 @@ def _measure(camp: Campaign, selection: plan.Selection, manifest: dict[str, Any]
         t0 = time.perf_counter()
         suffix = _overall(i, len(selection.runs), rids, expected, done)
         try:
+            # a study of sessions: each run's first sessions in play order (all: None)
+            first = selection.sessions if todo[0].workload is not None else None
             if todo[0].interleave is not None:  # measured together, as the campaign does
                 ms = run_group(camp, todo, runs_root=runs_root, show_progress=show_progress,
-                               say=say, prompt_ids=subsets[rids[0]], progress_suffix=suffix)
+                               say=say, prompt_ids=subsets[rids[0]], progress_suffix=suffix,
+                               sessions=first)
             else:
                 ms = {rids[0]: runner.run(camp, todo[0], runs_root=runs_root,
                                          show_progress=show_progress, say=say,
-                                         prompt_ids=subsets[rids[0]], progress_suffix=suffix)}
+                                         prompt_ids=subsets[rids[0]], progress_suffix=suffix,
+                                         sessions=first)}
         finally:
             _share_wall(entries, time.perf_counter() - t0, expected)
             save()
@@ -273,10 +268,8 @@ def _overall(i: int, n: int, rids: tuple[str, ...], expected: dict[str, float],
 def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folder: Path,
                say: Log) -> dict[str, Any]:
     spec = _baseline(camp, selection)
-    if spec.workload is not None:  # its requests are turns of sessions, not prompts
-        say(f"calibration skipped: {spec.run_id} plays sessions; the calibration times prompts")
-        return {"run_id": spec.run_id, "scale": 1.0,
-                "skipped": "a session study: no prompt to time"}
+    if spec.workload is not None:  # its requests are turns of sessions: time those
+        return _calibrate_sessions(camp, spec, selection, reference, folder, say)
     ref = reference / spec.run_id
     committed = cal.committed_e2e(ref) if ref.is_dir() else {}
     files = runner.server_files(camp, spec)
@@ -288,3 +281,22 @@ def _calibrate(camp: Campaign, selection: plan.Selection, reference: Path, folde
     say(f"calibrating: {len(chosen)} request(s) of {spec.run_id} on this machine")
     c = cal.calibrate(files, spec, chosen, committed, folder)
     return c.as_dict()
+
+
+def _calibrate_sessions(camp: Campaign, spec: RunSpec, selection: plan.Selection,
+                        reference: Path, folder: Path, say: Log) -> dict[str, Any]:
+    """The no-draft run's first selected sessions here against the committed run's same
+    sessions (:func:`artifact.reproduce.calibrate.calibrate_sessions`)."""
+    ref = reference / spec.run_id
+    committed = cal.committed_turns(ref) if ref.is_dir() else {}
+    n = min(selection.sessions or cal.N_SESSIONS, cal.N_SESSIONS)
+    chosen = cal.choose_sessions(cal.committed_plan(ref) if ref.is_dir() else [], committed, n)
+    if not chosen:
+        say(f"calibration skipped: no committed records of {spec.run_id}'s sessions in "
+            f"{paths.shown(reference)} to compare with")
+        return {"run_id": spec.run_id, "scale": 1.0,
+                "skipped": "no committed records of the same sessions"}
+    say(f"calibrating: {len(chosen)} session(s) of {spec.run_id} "
+        f"({sum(len(s.turns) for s in chosen)} turns) on this machine")
+    files = runner.server_files(camp, spec)
+    return cal.calibrate_sessions(files, spec, chosen, committed, folder).as_dict()

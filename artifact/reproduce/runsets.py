@@ -119,6 +119,9 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
         keep = (wanted if like is not None else {r.desc.run_id: None for r in own})
         variables["accsplit"] = _accsplit_variables(root, {r.desc.run_id: keep[r.desc.run_id]
                                                            for r in own})
+    realism = _realism_variables(root, like)
+    if realism is not None:  # per-side realism runs: the rl- claims' variables
+        variables["realism"] = realism
     env: Mapping[str, Any] = summary["environment"] or (own[0].desc.environment if own else {})
     sets = sorted({f"{r.desc.prompt_set} {r.desc.prompt_set_sha256[:12]}" for r in runs})
     if name is None:
@@ -129,6 +132,16 @@ def load(path: Path, *, name: str | None = None, like: RunSet | None = None) -> 
                   software={**software(env), "prompt_sets": sets},
                   manifest=manifest, warnings=tuple(summary["warnings"]),
                   all_run_ids=every, own_runs=tuple(own))
+
+
+def _realism_variables(root: Path, like: RunSet | None) -> Any:
+    """The realism study's variables of the per-side runs under ``root`` (with ``like``: cut
+    to its runs and the sessions each played; :mod:`artifact.reproduce.realism_runs`)."""
+    from artifact.reproduce import realism_runs  # numpy/scipy only when a set has such runs
+
+    if not realism_runs.has_realism_runs(root):
+        return None
+    return realism_runs.variables(root, realism_runs.kept(like.root) if like else None)
 
 
 def _no_runs(path: Path, root: Path) -> str:

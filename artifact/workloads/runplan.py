@@ -21,7 +21,7 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,35 @@ class RunPlan:
         for r in self.requests:
             seen.setdefault(r.prompt.id, r.prompt)
         return list(seen.values())
+
+    @property
+    def session_ids(self) -> list[str]:
+        """The sessions played, each once, in play order (the plan's seeded order, the same on
+        every side and every per-side server of a group)."""
+        first: dict[str, int] = {}
+        for s in self.sessions:
+            first[s.session_id] = min(first.get(s.session_id, s.order), s.order)
+        return sorted(first, key=lambda sid: (first[sid], sid))
+
+    def first_sessions(self, n: int | None) -> RunPlan:
+        """The plan cut to its first ``n`` sessions in play order (``None``: the whole plan).
+
+        A subset taken in play order is a prefix of what the whole run played: every server of
+        the subset has the same history as the whole run's had at those sessions (its KV cache,
+        an n-gram drafter's pool), so greedy decoding must give the same tokens and acceptance.
+
+        >>> from artifact.workloads.sessionplan import PlannedSession
+        >>> def s(sid, order): return PlannedSession(session_id=sid, side="real-a", order=order,
+        ...     system=None, prefix_tokens=0, users=[], replies=[], turns=[])
+        >>> p = RunPlan(inputs=Inputs(name="x", sha256="0", n=3),
+        ...             sessions=[s("b", 0), s("c", 1), s("a", 2)])
+        >>> p.first_sessions(2).session_ids, p.first_sessions(None) is p
+        (['b', 'c'], True)
+        """
+        if n is None:
+            return self
+        keep = set(self.session_ids[:n])
+        return replace(self, sessions=[s for s in self.sessions if s.session_id in keep])
 
 
 def inputs(spec: RunSpec, *, model: Path | None = None,

@@ -11,7 +11,16 @@ from artifact.reproduce import compare
 def numeric(scope: str, *, rel: float | None = 0.1, abs_: float | None = None,
             runs: tuple[str, ...] = ("r1",)) -> Claim:
     return Claim(id=f"{scope}-x", quantity="vars:x", expected=10.0, rel=rel, abs=abs_,
-                 reason="r", scope=scope, runs=runs)
+                 reason="r", scope=scope, runs=runs,
+                 noise="vars:noise" if scope == "hardware-bound" else "")
+
+
+def side(x: float | None, half: float = 0.5, noise: float = 1.0) -> dict[str, object]:
+    """The computed variables of one side: ``x`` with its 95 % interval beside it (``x_ci``)
+    and the study's noise (a half-width of 1, the hardware-bound claims' margin)."""
+    if x is None:
+        return {"x": None, "noise": noise}
+    return {"x": x, "x_ci": [x - half, x + half], "noise": noise}
 
 
 def qualitative(holds: tuple[tuple[str, float | str], ...]) -> Claim:
@@ -21,16 +30,19 @@ def qualitative(holds: tuple[tuple[str, float | str], ...]) -> Claim:
 
 def verdict(c: Claim, a: float | None, b: float | None, *, same: bool,
             not_run: tuple[str, ...] = ()) -> str:
-    return compare.judge(c, {}, {"x": a}, {}, {"x": b}, same_hardware=same,
+    return compare.judge(c, {}, side(a), {}, side(b), same_hardware=same,
                          not_run=not_run).verdict
 
 
-# (scope, same hardware, B's value with A = 10 and rel 0.1) -> verdict
+# (scope, same hardware, B's value with A = 10 and rel 0.1; hardware-bound: both sides +-0.5 at
+# 95 %, margin +-1) -> verdict
 CASES = [
     ("hardware-independent", False, 10.5, "reproduced"),
     ("hardware-independent", False, 12.0, "failed"),
     ("hardware-independent", True, 12.0, "failed"),
-    ("hardware-bound", False, 10.9, "reproduced"),
+    ("hardware-bound", False, 10.2, "reproduced"),
+    ("hardware-bound", False, 10.9, "cannot tell"),
+    ("hardware-bound", True, 10.9, "cannot tell"),
     ("hardware-bound", False, 25.0, "differs with hardware"),
     ("hardware-bound", False, 2.0, "differs with hardware"),
     ("hardware-bound", True, 25.0, "failed"),
@@ -94,8 +106,8 @@ def test_a_qualitative_claim_must_hold_on_any_hardware() -> None:
 def test_strict_fails_on_exactly_the_failures() -> None:
     ledger = [numeric("hardware-bound"), numeric("hardware-independent"), numeric("noise"),
               qualitative((("lt", 1.0),))]
-    a_vars = {"x": 10.0}
-    b_vars = {"x": 30.0}
+    a_vars = side(10.0)
+    b_vars = side(30.0)
     summary = {"s": {"r1": {"r": 0.5}}}
     other = compare.judge_all(ledger, summary, a_vars, summary, b_vars, same_hardware=False,
                               runs_a=["r1"], runs_b=["r1"])
