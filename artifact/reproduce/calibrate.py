@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,21 @@ def choose(prompts: Sequence[Prompt], committed: Mapping[str, float],
     return [p for p in prompts if p.id in committed][:n]
 
 
+def _served(files: ServerFiles, spec: RunSpec, log_dir: Path,
+            play: Callable[[Server], Coroutine[Any, Any, list[float]]], *, wait: bool,
+            say: Log | None) -> list[float]:
+    """Under this host's measurement lock, start a server for ``spec``, ``play`` it (the
+    times it returns), stop it."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with measuring("reproduce calibration", wait=wait, say=say):
+        server = Server(files, spec, log_dir / LOG)
+        try:
+            server.start()
+            return asyncio.run(play(server))
+        finally:
+            server.stop()
+
+
 def calibrate(files: ServerFiles, spec: RunSpec, prompts: Sequence[Prompt],
               committed: Mapping[str, float], log_dir: Path, *, wait: bool = True,
               say: Log | None = None) -> Calibration:
@@ -96,14 +111,8 @@ def calibrate(files: ServerFiles, spec: RunSpec, prompts: Sequence[Prompt],
     :func:`artifact.hostlock.measuring`.
     """
     t0 = time.perf_counter()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with measuring("reproduce calibration", wait=wait, say=say):
-        server = Server(files, spec, log_dir / LOG)
-        try:
-            server.start()
-            here = asyncio.run(_time(server, spec, prompts))
-        finally:
-            server.stop()
+    here = _served(files, spec, log_dir, lambda server: _time(server, spec, prompts),
+                   wait=wait, say=say)
     ids = tuple(p.id for p in prompts)
     return Calibration(run_id=spec.run_id, prompt_ids=ids, here_ms=sum(here),
                        committed_ms=sum(committed[i] for i in ids),
@@ -166,14 +175,8 @@ def calibrate_sessions(files: ServerFiles, spec: RunSpec, sessions: Sequence[Pla
     """Start a server for ``spec`` (a workload run's), warm it up, play ``sessions`` turn by
     turn on one slot; compare with the ``committed`` records of the same turns."""
     t0 = time.perf_counter()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with measuring("reproduce calibration", wait=wait, say=say):
-        server = Server(files, spec, log_dir / LOG)
-        try:
-            server.start()
-            here = asyncio.run(_time_turns(server, spec, sessions))
-        finally:
-            server.stop()
+    here = _served(files, spec, log_dir, lambda server: _time_turns(server, spec, sessions),
+                   wait=wait, say=say)
     keys = [(s.session_id, t.turn) for s in sessions for t in s.turns]
     return Calibration(run_id=spec.run_id, prompt_ids=(), here_ms=sum(here),
                        committed_ms=sum(committed[k] for k in keys),
